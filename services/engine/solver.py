@@ -1,0 +1,893 @@
+"""The meld solver: the best way a hand splits into runs and sets, exactly.
+
+How it works (an exact method, after van Rijn, Takes and Vis's dynamic programme for Rummikub):
+
+1. Sets live on one number, runs on one colour. For every number the hand could make a set of,
+   the search tries every choice of tiles (and okeys) to put in sets there, including none.
+2. What is left of each colour is solved by a dynamic programme over the places 1..13 (14 for the
+   1 of 12-13-1 where allowed) whose state is the length of the (at most two) runs being built in
+   that colour, capped at 3, and the okeys left. Its answer, for 0, 1 and 2 okeys, is cached by
+   the colour's tile counts, so most colours of most hands are solved once per process.
+3. The okeys left after the sets are shared out between the colours' runs.
+
+A tile that must be used (the left discard, taken to open with) earns a bonus larger than any
+hand's value, so the best arrangement uses it whenever any arrangement can. An opening must keep a
+tile to discard: if the best arrangement uses every tile, the best of the hand less each distinct
+tile is taken instead (any arrangement that keeps a tile is an arrangement of such a hand).
+
+The solver's only promise is exactness, checked against an independent integer programme in the
+tests and in ``okey101 bench solver``.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from okey101.engine.melds import HIGH_ONE, Meld, MeldKind, make_meld, make_pair
+from okey101.engine.rules import RuleSet
+from okey101.engine.tiles import (
+    FACE_COUNT,
+    Colour,
+    Okey,
+    Tile,
+    face_colour,
+    face_name,
+    face_number,
+    face_of,
+)
+
+# Larger than any hand's value (22 tiles x 13 < 300): marks the required tile as used.
+_REQUIRED_BONUS = 10_000
+_IMPOSSIBLE = -(10**9)
+
+
+@dataclass(frozen=True, slots=True)
+class Hand:
+    """The tiles a player holds and the okey of the hand they are in."""
+
+    tiles: tuple[Tile, ...]
+    okey: Okey
+
+    def without(self, tile: Tile) -> Hand:
+        return Hand(tuple(t for t in self.tiles if t.id != tile.id), self.okey)
+
+    def with_tile(self, tile: Tile) -> Hand:
+        return Hand((*self.tiles, tile), self.okey)
+
+
+@dataclass(frozen=True, slots=True)
+class Arrangement:
+    """Melds made from a hand, and the tiles left over.
+
+    ``value`` is the melds' worth toward an opening (runs and sets); for pairs it is 0 and
+    ``pair_count`` says how many. ``okeys`` lists each okey used and the face it stands for
+    (``None`` where a set leaves its colour open).
+    """
+
+    value: int
+    melds: tuple[Meld, ...]
+    leftover: tuple[Tile, ...]
+    okeys: tuple[tuple[Tile, int | None], ...] = field(default=())
+
+    @property
+    def pair_count(self) -> int:
+        return sum(1 for meld in self.melds if meld.kind is MeldKind.PAIR)
+
+    @property
+    def tile_count(self) -> int:
+        return sum(len(meld.tiles) for meld in self.melds)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "value": self.value,
+            "melds": [meld.names() for meld in self.melds],
+            "okeys": [
+                {"tile": str(tile), "stands_for": None if face is None else face_name(face)}
+                for tile, face in self.okeys
+            ],
+            "leftover": [str(tile) for tile in self.leftover],
+        }
+
+
+EMPTY_ARRANGEMENT = Arrangement(0, (), ())
+
+
+# --------------------------------------------------------------------------------------------
+# Sets: which (per-colour counts, okeys) on one number split into valid sets, and how.
+
+
+def _split_into_sets(
+    counts: tuple[int, ...], okeys: int
+) -> tuple[tuple[tuple[int, ...], int], ...] | None:
+    """A way to split ``counts[colour]`` tiles and ``okeys`` okeys into sets of 3-4 colours."""
+    if sum(counts) == 0 and okeys == 0:
+        return ()
+    present = [colour for colour in range(4) if counts[colour] > 0]
+    if not present:
+        return None
+    # The first present colour is in some set: choose that set's other colours and okeys.
+    first = present[0]
+    others = [colour for colour in present if colour != first]
+    for size in range(len(others), -1, -1):
+        for chosen in itertools.combinations(others, size):
+            colours = (first, *chosen)
+            for wild in range(min(okeys, 4 - len(colours)), -1, -1):
+                if not 3 <= len(colours) + wild <= 4:
+                    continue
+                rest = list(counts)
+                for colour in colours:
+                    rest[colour] -= 1
+                tail = _split_into_sets(tuple(rest), okeys - wild)
+                if tail is not None:
+                    return ((colours, wild), *tail)
+    return None
+
+
+# For every count vector (each 0-2) and okey count (0-2): the set split, if there is one.
+_SET_SPLITS: dict[tuple[tuple[int, ...], int], tuple[tuple[tuple[int, ...], int], ...]] = {}
+for _counts in itertools.product(range(3), repeat=4):
+    for _okeys in range(3):
+        _split = _split_into_sets(_counts, _okeys)
+        if _split and (sum(_counts) > 0):
+            _SET_SPLITS[(_counts, _okeys)] = _split
+
+
+@lru_cache(maxsize=4096)
+def _set_options(available: tuple[int, ...], okeys: int) -> tuple[tuple[tuple[int, ...], int], ...]:
+    """Every (taken counts, okeys) on one number that splits into sets, most tiles first."""
+    options = [
+        (taken, wild)
+        for taken in itertools.product(*(range(count + 1) for count in available))
+        for wild in range(okeys + 1)
+        if (taken, wild) in _SET_SPLITS
+    ]
+    options.sort(key=lambda option: -(sum(option[0]) + option[1]))
+    return tuple(options)
+
+
+# --------------------------------------------------------------------------------------------
+# Runs: a dynamic programme over one colour's places.
+
+
+# Slot transitions for the (at most two) runs being built: (new lengths, tiles, okeys) by state.
+# A length is capped at 3 ("complete"); a run may stop only when complete.
+def _slot_moves(length: int) -> list[tuple[int, int, int]]:
+    moves: list[tuple[int, int, int]] = []
+    if length == 0:
+        moves.append((0, 0, 0))
+    if length == 3:
+        moves.append((0, 0, 0))
+    grown = min(length + 1, 3)
+    moves.append((grown, 1, 0))
+    moves.append((grown, 0, 1))
+    return moves
+
+
+_TRANSITIONS: dict[tuple[int, int], tuple[tuple[int, int, int, int], ...]] = {}
+for _a in range(4):
+    for _b in range(_a, 4):
+        _seen: set[tuple[int, int, int, int]] = set()
+        for (_na, _ta, _ka), (_nb, _tb, _kb) in itertools.product(_slot_moves(_a), _slot_moves(_b)):
+            _low, _high = sorted((_na, _nb))
+            _seen.add((_low, _high, _ta + _tb, _ka + _kb))
+        _TRANSITIONS[(_a, _b)] = tuple(sorted(_seen, key=lambda move: (-move[2], -move[3])))
+
+
+class _ColourRuns:
+    """Best run value in one colour for exactly k okeys; keeps its memo for tracing."""
+
+    def __init__(self, places: tuple[int, ...], required_place: int, okey_worth: int) -> None:
+        # places[p] = tiles at place p (index 0 unused); the last index is the final place.
+        self.places = places
+        self.last = len(places) - 1
+        self.required_place = required_place
+        self.okey_worth = okey_worth
+        self.memo: dict[tuple[int, int, int, int], int] = {}
+
+    def best(self, place: int, a: int, b: int, okeys: int) -> int:
+        key = (place, a, b, okeys)
+        cached = self.memo.get(key)
+        if cached is not None:
+            return cached
+        if place > self.last:
+            result = 0 if okeys == 0 and a in (0, 3) and b in (0, 3) else _IMPOSSIBLE
+            self.memo[key] = result
+            return result
+        tiles = self.places[place]
+        worth = 1 if place == HIGH_ONE else place
+        result = _IMPOSSIBLE
+        for na, nb, used, wild in _TRANSITIONS[(a, b)]:
+            if used > tiles or wild > okeys:
+                continue
+            rest = self.best(place + 1, na, nb, okeys - wild)
+            if rest == _IMPOSSIBLE:
+                continue
+            gain = used * worth + wild * (self.okey_worth or worth)
+            if used and place == self.required_place:
+                gain += _REQUIRED_BONUS
+            result = max(result, gain + rest)
+        self.memo[key] = result
+        return result
+
+    def trace(self, okeys: int) -> list[list[tuple[int, bool]]]:
+        """The runs of the best solution with ``okeys`` okeys: lists of (place, is_okey)."""
+        runs: list[list[tuple[int, bool]]] = []
+        slots: list[list[tuple[int, bool]] | None] = [None, None]
+        lengths = [0, 0]
+        for place in range(1, self.last + 1):
+            if not self.places[place] and lengths == [0, 0] and not okeys:
+                continue
+            low, high = sorted(lengths)
+            target = self.best(place, low, high, okeys)
+            tiles = self.places[place]
+            worth = 1 if place == HIGH_ONE else place
+            chosen = None
+            for moves in itertools.product(*(_slot_moves(length) for length in lengths)):
+                used = sum(move[1] for move in moves)
+                wild = sum(move[2] for move in moves)
+                if used > tiles or wild > okeys:
+                    continue
+                new = sorted(move[0] for move in moves)
+                rest = self.best(place + 1, new[0], new[1], okeys - wild)
+                if rest == _IMPOSSIBLE:
+                    continue
+                gain = (
+                    used * worth
+                    + wild * (self.okey_worth or worth)
+                    + (_REQUIRED_BONUS if used and place == self.required_place else 0)
+                )
+                if gain + rest == target:
+                    chosen = moves
+                    break
+            assert chosen is not None, "run trace lost its way"
+            for slot, (new_length, _used, wild) in enumerate(chosen):
+                if new_length == 0:
+                    current = slots[slot]
+                    if current is not None:
+                        runs.append(current)
+                    slots[slot] = None
+                else:
+                    current = slots[slot]
+                    if current is None:
+                        current = []
+                        slots[slot] = current
+                    current.append((place, wild == 1))
+                lengths[slot] = new_length
+            okeys -= sum(move[2] for move in chosen)
+        runs.extend(slot for slot in slots if slot is not None)
+        return runs
+
+
+def _colour_places(code: int, ones_high: int, high_one: bool) -> tuple[int, ...]:
+    counts = [0] + [(code >> (2 * (number - 1))) & 3 for number in range(1, 14)]
+    counts[1] -= ones_high
+    if high_one:
+        counts.append(ones_high)
+    return tuple(counts)
+
+
+@lru_cache(maxsize=1 << 16)
+def _colour_values(
+    code: int, high_one: bool, required_place: int, okey_worth: int, okeys: int
+) -> tuple[int, ...]:
+    """Best run value of one colour with exactly 0..``okeys`` okeys (``_IMPOSSIBLE`` if none)."""
+    if not (high_one and code & 3 and code >> 20):
+        return _clusters_value(code, required_place, okey_worth, okeys)
+    # A 1 that may close 12-13-1: one programme over the whole colour.
+    best = [_IMPOSSIBLE] * (okeys + 1)
+    ones = code & 3
+    for ones_high in range(ones + 1):
+        runs = _ColourRuns(_colour_places(code, ones_high, high_one), required_place, okey_worth)
+        for count in range(okeys + 1):
+            value = runs.best(1, 0, 0, count)
+            best[count] = max(best[count], value)
+    return tuple(best)
+
+
+def _clusters_value(code: int, required_place: int, okey_worth: int, okeys: int) -> tuple[int, ...]:
+    """A colour as independent clusters: tiles whose gaps ``okeys`` okeys could bridge.
+
+    No run crosses a gap wider than the okeys there are, so each cluster (with ``okeys`` places
+    of room on each side) is solved alone, cached by its shape, and the okeys shared out.
+    """
+    counts = [(code >> (2 * (number - 1))) & 3 for number in range(1, 14)]
+    clusters: list[list[int]] = []
+    for index, count in enumerate(counts):
+        if not count:
+            continue
+        if clusters and index - clusters[-1][-1] - 1 <= okeys:
+            clusters[-1].append(index)
+        else:
+            clusters.append([index])
+    totals: list[int] = [0] + [_IMPOSSIBLE] * okeys
+    for cluster in clusters:
+        start, end = cluster[0], cluster[-1]
+        pattern = 0
+        for index in cluster:
+            pattern |= counts[index] << (2 * (index - start))
+        inside = required_place if start + 1 <= required_place <= end + 1 else 0
+        values = _cluster_values(start + 1, pattern, end - start + 1, inside, okey_worth, okeys)
+        merged = [_IMPOSSIBLE] * (okeys + 1)
+        for have, have_value in enumerate(totals):
+            if have_value == _IMPOSSIBLE:
+                continue
+            for add, add_value in enumerate(values[: okeys + 1 - have]):
+                if add_value != _IMPOSSIBLE and have_value + add_value > merged[have + add]:
+                    merged[have + add] = have_value + add_value
+        totals = merged
+    return tuple(totals)
+
+
+@lru_cache(maxsize=1 << 15)
+def _cluster_values(
+    start: int, pattern: int, length: int, required_place: int, okey_worth: int, okeys: int
+) -> tuple[int, ...]:
+    """Best run values of one cluster (places ``start``.., 2 bits a place) for 0..okeys okeys."""
+    low = max(1, start - okeys)
+    high = min(13, start + length - 1 + okeys)
+    places = [0] * (high + 1)
+    for offset in range(length):
+        places[start + offset] = (pattern >> (2 * offset)) & 3
+    runs = _ColourRuns(tuple(places), required_place, okey_worth)
+    return tuple(runs.best(low, 0, 0, count) for count in range(okeys + 1))
+
+
+def _trace_colour(
+    code: int, high_one: bool, required_place: int, okey_worth: int, okeys: int
+) -> list[list[tuple[int, bool]]]:
+    target = _colour_values(code, high_one, required_place, okey_worth, okeys)[okeys]
+    ones = code & 3
+    for ones_high in range(ones + 1 if high_one else 1):
+        runs = _ColourRuns(_colour_places(code, ones_high, high_one), required_place, okey_worth)
+        if runs.best(1, 0, 0, okeys) == target:
+            return runs.trace(okeys)
+    raise AssertionError("colour trace found no solution")
+
+
+def _share_okeys(values: Sequence[tuple[int, ...]], okeys: int) -> tuple[int, tuple[int, ...]]:
+    """Best total over the colours with at most ``okeys`` okeys, and how many each colour gets."""
+    best = _IMPOSSIBLE
+    best_split: tuple[int, ...] = (0, 0, 0, 0)
+    for split in _OKEY_SPLITS[okeys]:
+        total = 0
+        for colour_values, count in zip(values, split, strict=True):
+            value = colour_values[count]
+            if value == _IMPOSSIBLE:
+                total = _IMPOSSIBLE
+                break
+            total += value
+        if total > best:
+            best, best_split = total, split
+    return best, best_split
+
+
+_OKEY_SPLITS: dict[int, tuple[tuple[int, ...], ...]] = {
+    total: tuple(split for split in itertools.product(range(3), repeat=4) if sum(split) <= total)
+    for total in range(3)
+}
+
+
+# --------------------------------------------------------------------------------------------
+# The search over sets.
+
+
+@dataclass(slots=True)
+class _Best:
+    value: int = _IMPOSSIBLE
+    sets: tuple[tuple[int, tuple[int, ...], int], ...] = ()
+    codes: tuple[int, ...] = ()
+    okey_split: tuple[int, ...] = ()
+    required_colour: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    counts: tuple[int, ...]  # per face 0-51
+    okeys: int
+    high_one: bool
+    required_face: int  # -1: none; a face; or -2: an okey
+    # 0: an okey is worth the place it stands for (opening value); else this fixed worth
+    # (least leftover: an okey kept in hand costs 101).
+    okey_worth: int = 0
+
+
+def _solve(problem: _Problem) -> _Best:
+    counts = problem.counts
+    codes = [0, 0, 0, 0]
+    for face in range(FACE_COUNT):
+        if counts[face]:
+            codes[face // 13] += counts[face] << (2 * (face % 13))
+    required_colour = problem.required_face // 13 if problem.required_face >= 0 else -1
+    required_number = problem.required_face % 13 + 1 if problem.required_face >= 0 else 0
+
+    candidates: list[tuple[int, tuple[int, ...]]] = []
+    for number in range(1, 14):
+        available = tuple(counts[face_of(colour, number)] for colour in range(4))
+        if sum(1 for count in available if count) + problem.okeys >= 3:
+            candidates.append((number, available))
+
+    best = _Best()
+    chosen: list[tuple[int, tuple[int, ...], int]] = []
+    high_one = problem.high_one
+
+    def leaf(codes_now: list[int], okeys_left: int, set_value: int, required_done: bool) -> None:
+        values = [
+            _colour_values(
+                codes_now[colour],
+                high_one,
+                required_number if (colour == required_colour and not required_done) else 0,
+                problem.okey_worth,
+                okeys_left,
+            )
+            for colour in range(4)
+        ]
+        run_value, split = _share_okeys(values, okeys_left)
+        if run_value == _IMPOSSIBLE:
+            return
+        total = set_value + run_value
+        if problem.required_face == -2 and (okeys_left - sum(split)) < problem.okeys:
+            total += _REQUIRED_BONUS
+        if total > best.value:
+            best.value = total
+            best.sets = tuple(chosen)
+            best.codes = tuple(codes_now)
+            best.okey_split = split
+            best.required_colour = required_colour if not required_done else -1
+
+    def search(
+        index: int, codes_now: list[int], okeys_left: int, set_value: int, required_done: bool
+    ) -> None:
+        if index == len(candidates):
+            leaf(codes_now, okeys_left, set_value, required_done)
+            return
+        number, _available = candidates[index]
+        shift = 2 * (number - 1)
+        current = tuple((codes_now[colour] >> shift) & 3 for colour in range(4))
+        search(index + 1, codes_now, okeys_left, set_value, required_done)
+        for taken, wild in _set_options(current, okeys_left):
+            new_codes = [codes_now[colour] - (taken[colour] << shift) for colour in range(4)]
+            gain = sum(taken) * number + wild * (problem.okey_worth or number)
+            done = required_done or (
+                number == required_number and required_colour >= 0 and taken[required_colour] > 0
+            )
+            if done and not required_done:
+                gain += _REQUIRED_BONUS
+            chosen.append((number, taken, wild))
+            search(index + 1, new_codes, okeys_left - wild, set_value + gain, done)
+            chosen.pop()
+
+    search(0, codes, problem.okeys, 0, False)
+    return best
+
+
+def _problem(
+    hand: Hand, rules: RuleSet, required: Tile | None, okey_worth: int = 0
+) -> tuple[_Problem, list[Tile], dict[int, list[Tile]]]:
+    okey = hand.okey
+    counts = [0] * FACE_COUNT
+    wild: list[Tile] = []
+    pools: dict[int, list[Tile]] = {}
+    for tile in sorted(hand.tiles):
+        if okey.is_wild(tile):
+            wild.append(tile)
+            continue
+        face = okey.plays_as(tile)
+        counts[face] += 1
+        pools.setdefault(face, []).append(tile)
+    required_face = -1
+    if required is not None:
+        required_face = -2 if okey.is_wild(required) else okey.plays_as(required)
+        # Put the required copy first so that it is the one laid down.
+        if required_face >= 0:
+            pool = pools[required_face]
+            pool.sort(key=lambda tile: tile.id != required.id)
+        else:
+            wild.sort(key=lambda tile: tile.id != required.id)
+    problem = _Problem(
+        tuple(counts), len(wild), rules.run_may_end_12_13_1, required_face, okey_worth
+    )
+    return problem, wild, pools
+
+
+def _build(
+    best: _Best,
+    problem: _Problem,
+    hand: Hand,
+    rules: RuleSet,
+    wild: list[Tile],
+    pools: dict[int, list[Tile]],
+) -> Arrangement:
+    okey = hand.okey
+    pools = {face: list(tiles) for face, tiles in pools.items()}
+    wild = list(wild)
+    melds: list[Meld] = []
+    okeys_used: list[tuple[Tile, int | None]] = []
+    required_number = problem.required_face % 13 + 1 if problem.required_face >= 0 else 0
+    # Runs first, so that the required copy goes where the trace put it.
+    for colour in range(4):
+        count = best.okey_split[colour] if best.okey_split else 0
+        code = best.codes[colour]
+        if not code and not count:
+            continue
+        required_place = required_number if colour == best.required_colour else 0
+        values = _colour_values(code, problem.high_one, required_place, problem.okey_worth, count)
+        if values[count] == 0:
+            continue  # no runs in this colour
+        for run in _trace_colour(code, problem.high_one, required_place, problem.okey_worth, count):
+            tiles: list[Tile] = []
+            for place, is_okey in run:
+                if is_okey:
+                    tiles.append(wild.pop(0))
+                else:
+                    face = face_of(colour, 1 if place == HIGH_ONE else place)
+                    tiles.append(pools[face].pop(0))
+            meld = make_meld(tiles, okey, rules)
+            melds.append(meld)
+    for number, taken, okey_count in best.sets:
+        split = _SET_SPLITS[(taken, okey_count)]
+        for colours, set_okeys in split:
+            tiles = [pools[face_of(colour, number)].pop(0) for colour in colours]
+            tiles.extend(wild.pop(0) for _ in range(set_okeys))
+            melds.append(make_meld(tiles, okey, rules))
+    for meld in melds:
+        for tile, stands in zip(meld.tiles, meld.stands_for, strict=True):
+            if okey.is_wild(tile):
+                okeys_used.append((tile, stands))
+    used = {tile.id for meld in melds for tile in meld.tiles}
+    leftover = tuple(tile for tile in hand.tiles if tile.id not in used)
+    value = sum(meld.value for meld in melds)
+    return Arrangement(value, tuple(melds), leftover, tuple(okeys_used))
+
+
+def _best_runs_and_sets(
+    hand: Hand, rules: RuleSet, required: Tile | None, okey_worth: int = 0
+) -> Arrangement | None:
+    problem, wild, pools = _problem(hand, rules, required, okey_worth)
+    best = _solve(problem)
+    if best.value == _IMPOSSIBLE:
+        return None
+    if required is not None and best.value < _REQUIRED_BONUS:
+        return None
+    return _build(best, problem, hand, rules, wild, pools)
+
+
+def best_opening(
+    hand: Hand,
+    rules: RuleSet,
+    *,
+    required: Tile | None = None,
+    keep_one: bool = True,
+) -> Arrangement:
+    """The highest-valued runs and sets in ``hand``.
+
+    ``required``: a tile that must be among them (the left discard taken to open with); if no
+    arrangement can use it, the empty arrangement. ``keep_one``: leave at least one tile to
+    discard, as an opening must.
+    """
+    arrangement = _best_runs_and_sets(hand, rules, required)
+    if arrangement is None:
+        return Arrangement(0, (), hand.tiles)
+    if not keep_one or arrangement.leftover or not hand.tiles:
+        return arrangement
+    # Every tile was used: the best that keeps one is the best of the hand less some tile.
+    best = Arrangement(0, (), hand.tiles)
+    tried: set[tuple[bool, int]] = set()
+    for tile in hand.tiles:
+        wild = hand.okey.is_wild(tile)
+        key = (wild, -1 if wild else hand.okey.plays_as(tile))
+        if key in tried:
+            continue
+        tried.add(key)
+        if required is not None and tile.id == required.id:
+            continue
+        smaller = _best_runs_and_sets(hand.without(tile), rules, required)
+        if smaller is not None and smaller.value > best.value:
+            best = Arrangement(
+                smaller.value, smaller.melds, (*smaller.leftover, tile), smaller.okeys
+            )
+    return best
+
+
+def least_leftover(hand: Hand, rules: RuleSet) -> Arrangement:
+    """The runs and sets that leave the fewest penalty points in hand (for bots).
+
+    Every tile counts its face value in hand and an okey counts 101 (as a loser's would); every
+    tile may be used. ``leftover_points`` of the answer is what the hand would score.
+    """
+    arrangement = _best_runs_and_sets(hand, rules, None, okey_worth=rules.okey_in_hand_points)
+    return arrangement if arrangement is not None else Arrangement(0, (), hand.tiles)
+
+
+def leftover_points(tiles: Iterable[Tile], okey: Okey, rules: RuleSet) -> int:
+    """What tiles left in hand count: their numbers, a false joker its okey face, an okey 101."""
+    total = 0
+    for tile in tiles:
+        if okey.is_wild(tile):
+            total += rules.okey_in_hand_points
+        else:
+            total += face_number(okey.plays_as(tile))
+    return total
+
+
+def lay_down_all_but_one(
+    hand: Hand, rules: RuleSet, *, keep: Tile | None = None
+) -> Arrangement | None:
+    """Runs and sets using every tile of ``hand`` but one (which is then discarded), or None.
+
+    This is the whole-hand finish of a player who has not opened. ``keep``, if given, must be
+    the tile left to discard.
+    """
+    candidates: Iterable[Tile] = [keep] if keep is not None else _distinct(hand)
+    for tile in candidates:
+        rest = hand.without(tile)
+        arrangement = _best_runs_and_sets(rest, rules, None)
+        if arrangement is not None and not arrangement.leftover:
+            return Arrangement(arrangement.value, arrangement.melds, (tile,), arrangement.okeys)
+    return None
+
+
+def _distinct(hand: Hand) -> list[Tile]:
+    seen: set[tuple[bool, int]] = set()
+    out: list[Tile] = []
+    for tile in hand.tiles:
+        wild = hand.okey.is_wild(tile)
+        key = (wild, -1 if wild else hand.okey.plays_as(tile))
+        if key not in seen:
+            seen.add(key)
+            out.append(tile)
+    return out
+
+
+def best_pairs(hand: Hand, *, required: Tile | None = None, keep_one: bool = True) -> Arrangement:
+    """As many pairs as the hand holds (okeys partner singles, then each other).
+
+    ``required`` must be in a pair (else the empty arrangement); ``keep_one`` leaves a tile to
+    discard.
+    """
+    okey = hand.okey
+    by_face: dict[int, list[Tile]] = {}
+    wild: list[Tile] = []
+    for tile in sorted(hand.tiles):
+        if okey.is_wild(tile):
+            wild.append(tile)
+        else:
+            by_face.setdefault(okey.plays_as(tile), []).append(tile)
+    if required is not None:
+        if okey.is_wild(required):
+            wild.sort(key=lambda tile: tile.id != required.id)
+        else:
+            by_face[okey.plays_as(required)].sort(key=lambda tile: tile.id != required.id)
+    pairs: list[tuple[Tile, Tile]] = []
+    singles: list[Tile] = []
+    for face in sorted(by_face, key=lambda face: -face_number(face)):
+        tiles = by_face[face]
+        for index in range(0, len(tiles) - 1, 2):
+            pairs.append((tiles[index], tiles[index + 1]))
+        if len(tiles) % 2:
+            singles.append(tiles[-1])
+    # The required single (if any) gets an okey first; then the highest singles.
+    singles.sort(
+        key=lambda tile: (required is None or tile.id != required.id, -okey.plays_as(tile) % 13)
+    )
+    for single in singles:
+        if not wild:
+            break
+        pairs.append((single, wild.pop(0)))
+    while len(wild) >= 2:
+        pairs.append((wild.pop(0), wild.pop(0)))
+    if required is not None and not any(required in pair for pair in pairs):
+        return Arrangement(0, (), hand.tiles)
+    if keep_one:
+        while pairs and 2 * len(pairs) >= len(hand.tiles):
+            # Drop a pair without the required tile.
+            for index in range(len(pairs) - 1, -1, -1):
+                if required is None or required not in pairs[index]:
+                    del pairs[index]
+                    break
+            else:
+                return Arrangement(0, (), hand.tiles)
+    melds = tuple(make_pair(pair, okey) for pair in pairs)
+    used = {tile.id for pair in pairs for tile in pair}
+    leftover = tuple(tile for tile in hand.tiles if tile.id not in used)
+    okeys = tuple(
+        (tile, face)
+        for meld in melds
+        for tile, face in zip(meld.tiles, meld.stands_for, strict=True)
+        if okey.is_wild(tile)
+    )
+    return Arrangement(0, melds, leftover, okeys)
+
+
+# --------------------------------------------------------------------------------------------
+# Playable tiles (işlek) and whether a taken tile can be used.
+
+
+def playable_faces(table: Iterable[Meld], rules: RuleSet) -> frozenset[int]:
+    """Every face a run or set on the table could take: discarding one costs +101.
+
+    - A run takes the tile below its low end (not below 1) and above its high end (not past 13;
+      past 13 the 1, where 12-13-1 is a run). The tile an okey stands for inside a run is not
+      playable for that run.
+    - A three-tile set takes every missing colour (an okey in it does not close a colour). A
+      four-tile set takes nothing: the colour its okey stands for is not playable.
+    - Pairs take nothing.
+    """
+    faces: set[int] = set()
+    for meld in table:
+        if meld.kind is MeldKind.RUN:
+            colour = meld.colour
+            assert colour is not None
+            if meld.low > 1:
+                faces.add(face_of(colour, meld.low - 1))
+            if meld.high < 13 or (meld.high == 13 and rules.run_may_end_12_13_1):
+                faces.add(face_of(colour, 1 if meld.high == 13 else meld.high + 1))
+        elif meld.kind is MeldKind.SET and len(meld.tiles) == 3:
+            # An okey in a three-tile set closes no colour: the set can still take a fourth.
+            shown = {
+                face_colour(face)
+                for face, wild in zip(meld.stands_for, meld.wild, strict=True)
+                if face is not None and not wild
+            }
+            for colour in Colour:
+                if colour not in shown:
+                    faces.add(face_of(colour, meld.number))
+    return frozenset(faces)
+
+
+def is_playable(tile: Tile, okey: Okey, table: Iterable[Meld], rules: RuleSet) -> bool:
+    """Whether discarding ``tile`` costs +101 because a meld on the table could take it.
+
+    The okey itself is not "playable" here (its own +101 is charged separately).
+    """
+    if okey.is_wild(tile):
+        return False
+    return okey.plays_as(tile) in playable_faces(table, rules)
+
+
+def playable_tiles(table: Iterable[Meld], rules: RuleSet) -> frozenset[str]:
+    """The faces (``R7``...) whose discard costs +101 at this table, as names."""
+    return frozenset(face_name(face) for face in playable_faces(table, rules))
+
+
+class OpenedAs(enum.StrEnum):
+    """How a player opened this hand."""
+
+    RUNS = "runs"
+    PAIRS = "pairs"
+
+
+def can_use(
+    tile: Tile,
+    hand: Hand,
+    table: Sequence[Meld],
+    opened_as: OpenedAs | None,
+    rules: RuleSet,
+    *,
+    pairs_on_table: bool = False,
+) -> bool:
+    """Whether a taken tile can go on the table this turn (the rule for the tile on your left).
+
+    ``hand`` is the rack before taking ``tile``. Unopened: open with it (runs and sets worth the
+    minimum, or the minimum of pairs) or lay the whole hand down with it. Opened: lay it off
+    (after other tiles from the hand, as R8 then R9 on R5-6-7), put it in the place of an okey on
+    the table, or make a new meld or pair with it where the opener may. A tile must always be
+    left to discard.
+    """
+    okey = hand.okey
+    full = hand.with_tile(tile)
+    if opened_as is None:
+        if best_opening(full, rules, required=tile).value >= rules.opening_min_points:
+            return True
+        if best_pairs(full, required=tile).pair_count >= rules.opening_min_pairs:
+            return True
+        return any(
+            lay_down_all_but_one(full, rules, keep=keep) is not None for keep in _distinct(hand)
+        )
+    may_pair = opened_as is OpenedAs.PAIRS or (
+        rules.runs_openers_may_pair_after_pairs_opening and pairs_on_table
+    )
+    if may_pair and _pairs_with(tile, hand):
+        return True
+    if opened_as is OpenedAs.RUNS and best_opening(full, rules, required=tile).melds:
+        return True
+    if opened_as is OpenedAs.PAIRS and not rules.pairs_opener_may_lay_off:
+        return False
+    if rules.may_take_okey_back and _replaces_okey(tile, hand, table, rules):
+        return True
+    return _lays_off(tile, hand, table, rules, okey)
+
+
+def _pairs_with(tile: Tile, hand: Hand) -> bool:
+    okey = hand.okey
+    if okey.is_wild(tile):
+        return len(hand.tiles) >= 2
+    face = okey.plays_as(tile)
+    partners = [t for t in hand.tiles if okey.is_wild(t) or okey.plays_as(t) == face]
+    return bool(partners) and len(hand.tiles) >= 2
+
+
+def _replaces_okey(tile: Tile, hand: Hand, table: Sequence[Meld], rules: RuleSet) -> bool:
+    okey = hand.okey
+    if okey.is_wild(tile):
+        return False
+    face = okey.plays_as(tile)
+    for meld in table:
+        for stands, wild in zip(meld.stands_for, meld.wild, strict=True):
+            if not wild:
+                continue
+            if meld.kind is MeldKind.SET and len(meld.tiles) == 3:
+                if not rules.okey_back_from_three_set:
+                    continue
+                # Only by completing the set to all four colours: the other missing colour too.
+                shown = {
+                    face_colour(f)
+                    for f, w in zip(meld.stands_for, meld.wild, strict=True)
+                    if not w and f is not None
+                }
+                missing = [face_of(c, meld.number) for c in Colour if c not in shown]
+                if face in missing and len(missing) == 2:
+                    other = next(f for f in missing if f != face)
+                    if any(not okey.is_wild(t) and okey.plays_as(t) == other for t in hand.tiles):
+                        return len(hand.tiles) >= 2
+                continue
+            if stands == face:
+                return True
+    return False
+
+
+def _lays_off(tile: Tile, hand: Hand, table: Sequence[Meld], rules: RuleSet, okey: Okey) -> bool:
+    """Lay ``tile`` off, after as many hand tiles as it takes to reach it, keeping one."""
+    wild = okey.is_wild(tile)
+    spare_okeys = sum(1 for t in hand.tiles if okey.is_wild(t))
+    hand_faces = {okey.plays_as(t) for t in hand.tiles if not okey.is_wild(t)}
+    budget = len(hand.tiles) - 1  # hand tiles that may go down with it
+    for meld in table:
+        if meld.kind is MeldKind.SET:
+            if len(meld.tiles) == 3:
+                if wild:
+                    return True
+                shown = {
+                    face_colour(f)
+                    for f, w in zip(meld.stands_for, meld.wild, strict=True)
+                    if not w and f is not None
+                }
+                face = okey.plays_as(tile)
+                # Any colour its real tiles lack (an okey in a three-tile set closes none).
+                if face_number(face) == meld.number and face_colour(face) not in shown:
+                    return True
+            continue
+        if meld.kind is not MeldKind.RUN:
+            continue
+        colour = meld.colour
+        assert colour is not None
+        top = 13 + (1 if rules.run_may_end_12_13_1 else 0)
+        if wild:
+            if meld.low > 1 or meld.high < top:
+                return True
+            continue
+        face = okey.plays_as(tile)
+        if face_colour(face) != colour:
+            continue
+        number = face_number(face)
+        targets = [number]
+        if number == 1 and rules.run_may_end_12_13_1:
+            targets.append(HIGH_ONE)
+        for place in targets:
+            if place > meld.high and place <= top:
+                between = range(meld.high + 1, place)
+            elif place < meld.low:
+                between = range(place + 1, meld.low)
+            else:
+                continue
+            missing = sum(1 for p in between if _place_face(colour, p) not in hand_faces)
+            if len(between) <= budget and missing <= spare_okeys:
+                return True
+    return False
+
+
+def _place_face(colour: Colour, place: int) -> int:
+    return face_of(colour, 1 if place == HIGH_ONE else place)
