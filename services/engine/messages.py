@@ -78,6 +78,211 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "The okey cannot stand for {tile} in this group.",
         "tr": "Okey bu grupta {tile} yerine geçemez.",
     },
+    # The hand.
+    "UNKNOWN_RULES_VERSION": {
+        "en": "This hand was played under rules version '{version}', which this engine does not "
+        "know; it will not guess.",
+        "tr": "Bu el '{version}' kural sürümüyle oynanmış; bu motor o sürümü tanımıyor ve tahmin "
+        "etmeyecek.",
+    },
+    "UNKNOWN_SEAT": {
+        "en": "There is no seat {seat}: seats are 0 to 3.",
+        "tr": "{seat} numaralı koltuk yok: koltuklar 0 ile 3 arasındadır.",
+    },
+    "HAND_OVER": {
+        "en": "This hand is over.",
+        "tr": "Bu el bitti.",
+    },
+    "NOT_YOUR_TURN": {
+        "en": "It is not your turn: seat {turn} is to play.",
+        "tr": "Sıra sizde değil: sıra {turn} numaralı koltukta.",
+    },
+    "MUST_DRAW_FIRST": {
+        "en": "Take a tile first: draw from the stock or take the tile on your left.",
+        "tr": "Önce taş alın: ortadan çekin ya da solunuzdaki taşı alın.",
+    },
+    "NO_DRAW_ON_FIRST_TURN": {
+        "en": "The starting player does not draw on the first turn: discard one of your 22 tiles.",
+        "tr": "Başlayan oyuncu ilk elde taş çekmez: 22 taşınızdan birini atın.",
+    },
+    "ALREADY_DREW": {
+        "en": "You have already taken a tile this turn.",
+        "tr": "Bu elde zaten taş aldınız.",
+    },
+    "STOCK_EMPTY": {
+        "en": "The stock is empty.",
+        "tr": "Ortada taş kalmadı.",
+    },
+    "NOTHING_TO_TAKE": {
+        "en": "There is no tile on your left to take.",
+        "tr": "Solunuzda alınacak taş yok.",
+    },
+    "TAKEN_TILE_UNUSABLE": {
+        "en": "You may take {tile} only if you can use it this turn, and you cannot.",
+        "tr": "{tile} taşını ancak bu elde kullanabilecekseniz alabilirsiniz; kullanamıyorsunuz.",
+    },
+    "TAKE_ONLY_TO_OPEN": {
+        "en": "You have not opened: you may take {tile} only to open with it this turn.",
+        "tr": "Henüz açmadınız: {tile} taşını ancak bu elde onunla açmak için alabilirsiniz.",
+    },
+    "TAKEN_TILE_NOT_IN_OPENING": {
+        "en": "You took {tile} from your left: your opening must use it.",
+        "tr": "Solunuzdan {tile} aldınız: açışınızda onu kullanmalısınız.",
+    },
+    "TAKEN_TILE_NOT_USED": {
+        "en": "You took {tile} from your left: put it on the table before you discard.",
+        "tr": "Solunuzdan {tile} aldınız: atmadan önce onu masaya koyun.",
+    },
+    "TAKEN_TILE_MUST_GO_DOWN": {
+        "en": "You took {tile} from your left: put it on the table, or give it back (+101).",
+        "tr": "Solunuzdan {tile} aldınız: masaya koyun ya da geri verin (+101).",
+    },
+    "TAKEN_TILE_THROWN_BACK": {
+        "en": "You cannot throw {tile} straight back.",
+        "tr": "{tile} taşını hemen geri atamazsınız.",
+    },
+    "TAKEN_TILE_CANNOT_FINISH": {
+        "en": "You cannot finish by throwing {tile}, the tile you took from your left.",
+        "tr": "Solunuzdan aldığınız {tile} taşını atarak bitiremezsiniz.",
+    },
+    "GIVE_BACK_NOT_ALLOWED": {
+        "en": "At this table a taken tile is not given back.",
+        "tr": "Bu masada alınan taş geri verilmez.",
+    },
+    "NOTHING_TO_GIVE_BACK": {
+        "en": "You have no taken tile to give back.",
+        "tr": "Geri verecek aldığınız bir taş yok.",
+    },
+    "GIVE_BACK_AFTER_PLAY": {
+        "en": "You have already played this turn: the taken tile can no longer be given back.",
+        "tr": "Bu elde zaten oynadınız: aldığınız taş artık geri verilemez.",
+    },
+    "TILE_NOT_IN_RACK": {
+        "en": "{tile} is not on your rack.",
+        "tr": "{tile} ıstakanızda yok.",
+    },
+    "DUPLICATE_TILE": {
+        "en": "{tile} is named twice in one move.",
+        "tr": "{tile} bir hamlede iki kez geçiyor.",
+    },
+    "EMPTY_MOVE": {
+        "en": "This move names no tiles.",
+        "tr": "Bu hamlede hiç taş yok.",
+    },
+    "MUST_KEEP_TILE": {
+        "en": "You must keep a tile to discard.",
+        "tr": "Atmak için elinizde bir taş kalmalı.",
+    },
+    "ALREADY_OPENED": {
+        "en": "You have already opened.",
+        "tr": "Zaten açtınız.",
+    },
+    "OPENING_MIXES_PAIRS": {
+        "en": "An opening is runs and sets, or pairs: never both.",
+        "tr": "Açış ya seri ve perlerle ya da çiftlerle yapılır; ikisi birden olmaz.",
+    },
+    "OPENING_BELOW_101": {
+        "en": "These melds are worth {value}; opening needs {minimum}.",
+        "tr": "Bu perler {value} ediyor; açmak için {minimum} gerekir.",
+    },
+    "TOO_FEW_PAIRS": {
+        "en": "That is {count} pairs; opening with pairs needs {minimum}.",
+        "tr": "Bu {count} çift; çiftle açmak için {minimum} çift gerekir.",
+    },
+    "MUST_OPEN_FIRST": {
+        "en": "You have not opened yet.",
+        "tr": "Henüz açmadınız.",
+    },
+    "NOT_IN_OPENING_TURN": {
+        "en": "At this table you can add tiles and new melds only from the turn after you open.",
+        "tr": "Bu masada taş işlemek ve yeni per açmak ancak açtığınız elden sonraki elde olur.",
+    },
+    "PAIRS_NOT_ALLOWED": {
+        "en": "You opened with runs or sets: you may put pairs down only once someone has opened "
+        "with pairs, where the table allows it.",
+        "tr": "Seri ya da perle açtınız: çifti ancak biri çiftle açtıktan sonra, masa izin "
+        "veriyorsa koyabilirsiniz.",
+    },
+    "PAIRS_OPENER_NO_RUNS": {
+        "en": "You opened with pairs: the only new melds you may put down are pairs.",
+        "tr": "Çiftle açtınız: yalnızca yeni çift koyabilirsiniz.",
+    },
+    "PAIRS_OPENER_NO_LAY_OFF": {
+        "en": "You opened with pairs: at this table you cannot lay tiles off.",
+        "tr": "Çiftle açtınız: bu masada taş işleyemezsiniz.",
+    },
+    "LAY_OFF_LIMIT": {
+        "en": "After a pairs opening you may lay off at most {limit} tiles a turn.",
+        "tr": "Çiftle açtıktan sonra bir elde en fazla {limit} taş işleyebilirsiniz.",
+    },
+    "UNKNOWN_MELD": {
+        "en": "There is no meld {meld} on the table.",
+        "tr": "Masada {meld} numaralı per yok.",
+    },
+    "CANNOT_LAY_OFF_ON_PAIR": {
+        "en": "Nothing can be laid off on a pair.",
+        "tr": "Çifte taş işlenmez.",
+    },
+    "SET_IS_FULL": {
+        "en": "This set already has all four colours.",
+        "tr": "Bu perde dört renk de var.",
+    },
+    "TILE_DOES_NOT_FIT": {
+        "en": "{tile} does not fit there.",
+        "tr": "{tile} oraya uymuyor.",
+    },
+    "END_REQUIRED": {
+        "en": "Say which end of the run the tile goes on: low or high.",
+        "tr": "Taşın serinin hangi ucuna gideceğini söyleyin: alt ya da üst.",
+    },
+    "OKEY_STAYS": {
+        "en": "At this table an okey on the table stays there.",
+        "tr": "Bu masada masadaki okey yerinde kalır.",
+    },
+    "NO_OKEY_IN_MELD": {
+        "en": "There is no okey in that meld.",
+        "tr": "O perde okey yok.",
+    },
+    "OKEY_FOR_OKEY": {
+        "en": "Put the tile the okey stands for, not an okey.",
+        "tr": "Okeyin yerine geçtiği taşı koyun, okey değil.",
+    },
+    "OKEY_AMBIGUOUS": {
+        "en": "What this okey stands for is not decided, so it cannot be taken.",
+        "tr": "Bu okeyin hangi taşın yerine geçtiği belli değil, alınamaz.",
+    },
+    "ONE_TILE_FOR_AN_OKEY": {
+        "en": "Put exactly one tile, the one the okey stands for.",
+        "tr": "Tam bir taş koyun: okeyin yerine geçtiği taşı.",
+    },
+    "NOT_WHAT_OKEY_STANDS_FOR": {
+        "en": "No okey in that meld stands for {tile}.",
+        "tr": "O perdeki hiçbir okey {tile} yerine geçmiyor.",
+    },
+    "SET_NEEDS_ALL_COLOURS": {
+        "en": "An okey comes out of a set only when the set is completed to all four colours.",
+        "tr": "Perdeki okey ancak per dört renge tamamlanınca alınır.",
+    },
+    "INDICATOR_SCORES_NOTHING": {
+        "en": "At this table showing the indicator scores nothing.",
+        "tr": "Bu masada gösterge göstermek puan kazandırmaz.",
+    },
+    "INDICATOR_FIRST_TURN_ONLY": {
+        "en": "The indicator can be shown only once, on your first turn.",
+        "tr": "Gösterge yalnızca bir kez, ilk elinizde gösterilebilir.",
+    },
+    "NO_INDICATOR_TWIN": {
+        "en": "You do not hold {tile}, the indicator's twin.",
+        "tr": "Göstergenin eşi olan {tile} elinizde yok.",
+    },
+    "BAD_DECK": {
+        "en": "A deck must hold all 106 tiles once each.",
+        "tr": "Bir deste 106 taşın her birini bir kez içermelidir.",
+    },
+    "MATCH_OVER": {
+        "en": "This match is over.",
+        "tr": "Bu maç bitti.",
+    },
 }
 
 
@@ -90,7 +295,7 @@ def render(code: str, language: str, params: Mapping[str, object]) -> str:
     try:
         return template.format(**params)
     except (KeyError, IndexError):
-        return entry["en"].format_map(_Lenient(params))
+        return template.format_map(_Lenient(params))
 
 
 class _Lenient(dict[str, object]):

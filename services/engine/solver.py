@@ -25,7 +25,7 @@ import enum
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from okey101.engine.melds import HIGH_ONE, Meld, MeldKind, make_meld, make_pair
 from okey101.engine.rules import RuleSet
@@ -40,9 +40,16 @@ from okey101.engine.tiles import (
     face_of,
 )
 
+
+def _tile_id(tile: Tile) -> int:
+    return tile.id
+
+
 # Larger than any hand's value (22 tiles x 13 < 300): marks the required tile as used.
 _REQUIRED_BONUS = 10_000
 _IMPOSSIBLE = -(10**9)
+# An objective: every tile and okey in a meld earns 1 (how many tiles can go down).
+COUNT_TILES = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,13 +160,15 @@ def _set_options(available: tuple[int, ...], okeys: int) -> tuple[tuple[tuple[in
 # Runs: a dynamic programme over one colour's places.
 
 
-# Slot transitions for the (at most two) runs being built: (new lengths, tiles, okeys) by state.
-# A length is capped at 3 ("complete"); a run may stop only when complete.
+# A colour has at most two tiles at a place, so at most two runs pass through it, plus one for
+# each okey standing there: the programme tracks 2 + okeys runs ("slots") at once.
 def _slot_moves(length: int) -> list[tuple[int, int, int]]:
+    """What one slot can do at a place: (new length, tiles used, okeys used).
+
+    A length is capped at 3 ("complete"); a run may stop only when complete.
+    """
     moves: list[tuple[int, int, int]] = []
-    if length == 0:
-        moves.append((0, 0, 0))
-    if length == 3:
+    if length in (0, 3):
         moves.append((0, 0, 0))
     grown = min(length + 1, 3)
     moves.append((grown, 1, 0))
@@ -167,91 +176,99 @@ def _slot_moves(length: int) -> list[tuple[int, int, int]]:
     return moves
 
 
-_TRANSITIONS: dict[tuple[int, int], tuple[tuple[int, int, int, int], ...]] = {}
-for _a in range(4):
-    for _b in range(_a, 4):
-        _seen: set[tuple[int, int, int, int]] = set()
-        for (_na, _ta, _ka), (_nb, _tb, _kb) in itertools.product(_slot_moves(_a), _slot_moves(_b)):
-            _low, _high = sorted((_na, _nb))
-            _seen.add((_low, _high, _ta + _tb, _ka + _kb))
-        _TRANSITIONS[(_a, _b)] = tuple(sorted(_seen, key=lambda move: (-move[2], -move[3])))
+@cache
+def _transitions(lengths: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], int, int], ...]:
+    """Every (new sorted lengths, tiles, okeys) from sorted ``lengths``, most tiles first."""
+    seen: set[tuple[tuple[int, ...], int, int]] = set()
+    for moves in itertools.product(*(_slot_moves(length) for length in lengths)):
+        new = tuple(sorted(move[0] for move in moves))
+        seen.add((new, sum(move[1] for move in moves), sum(move[2] for move in moves)))
+    return tuple(sorted(seen, key=lambda move: (-move[1], -move[2], move[0])))
 
 
 class _ColourRuns:
     """Best run value in one colour for exactly k okeys; keeps its memo for tracing."""
 
-    def __init__(self, places: tuple[int, ...], required_place: int, okey_worth: int) -> None:
+    def __init__(
+        self, places: tuple[int, ...], required_place: int, okey_worth: int, okeys: int = 2
+    ) -> None:
         # places[p] = tiles at place p (index 0 unused); the last index is the final place.
         self.places = places
         self.last = len(places) - 1
-        self.required_place = required_place
-        self.okey_worth = okey_worth
-        self.memo: dict[tuple[int, int, int, int], int] = {}
+        self.start = (0,) * (2 + okeys)
+        # The required tile's place; a required 1 may also be the 1 of 12-13-1.
+        self.required_places = (
+            (required_place, HIGH_ONE) if required_place == 1 else (required_place,)
+        )
+        # What a tile and an okey earn where they are placed (0: the place's number).
+        self.tile_gain = 1 if okey_worth == COUNT_TILES else 0
+        self.okey_gain = 1 if okey_worth == COUNT_TILES else okey_worth
+        self.memo: dict[tuple[int, tuple[int, ...], int, bool], int] = {}
 
-    def best(self, place: int, a: int, b: int, okeys: int) -> int:
-        key = (place, a, b, okeys)
+    def solve(self, first: int, okeys: int) -> int:
+        return self.best(first, self.start, okeys, False)
+
+    def _gain(self, place: int, used: int, wild: int, got: bool) -> tuple[int, bool]:
+        """What placing ``used`` tiles and ``wild`` okeys at ``place`` earns; whether the
+        required tile is down after it (its bonus is earned once, even with both copies)."""
+        worth = 1 if place == HIGH_ONE else place
+        gain = used * (self.tile_gain or worth) + wild * (self.okey_gain or worth)
+        if used and not got and place in self.required_places:
+            return gain + _REQUIRED_BONUS, True
+        return gain, got
+
+    def best(self, place: int, lengths: tuple[int, ...], okeys: int, got: bool) -> int:
+        key = (place, lengths, okeys, got)
         cached = self.memo.get(key)
         if cached is not None:
             return cached
         if place > self.last:
-            result = 0 if okeys == 0 and a in (0, 3) and b in (0, 3) else _IMPOSSIBLE
+            done = okeys == 0 and all(length in (0, 3) for length in lengths)
+            result = 0 if done else _IMPOSSIBLE
             self.memo[key] = result
             return result
         tiles = self.places[place]
-        worth = 1 if place == HIGH_ONE else place
         result = _IMPOSSIBLE
-        for na, nb, used, wild in _TRANSITIONS[(a, b)]:
+        for new, used, wild in _transitions(lengths):
             if used > tiles or wild > okeys:
                 continue
-            rest = self.best(place + 1, na, nb, okeys - wild)
+            gain, now_got = self._gain(place, used, wild, got)
+            rest = self.best(place + 1, new, okeys - wild, now_got)
             if rest == _IMPOSSIBLE:
                 continue
-            gain = used * worth + wild * (self.okey_worth or worth)
-            if used and place == self.required_place:
-                gain += _REQUIRED_BONUS
             result = max(result, gain + rest)
         self.memo[key] = result
         return result
 
-    def trace(self, okeys: int) -> list[list[tuple[int, bool]]]:
+    def trace(self, okeys: int, first: int = 1) -> list[list[tuple[int, bool]]]:
         """The runs of the best solution with ``okeys`` okeys: lists of (place, is_okey)."""
         runs: list[list[tuple[int, bool]]] = []
-        slots: list[list[tuple[int, bool]] | None] = [None, None]
-        lengths = [0, 0]
-        for place in range(1, self.last + 1):
-            if not self.places[place] and lengths == [0, 0] and not okeys:
-                continue
-            low, high = sorted(lengths)
-            target = self.best(place, low, high, okeys)
-            tiles = self.places[place]
-            worth = 1 if place == HIGH_ONE else place
+        slots: list[list[tuple[int, bool]] | None] = [None] * len(self.start)
+        lengths = list(self.start)
+        got = False
+        for place in range(first, self.last + 1):
+            target = self.best(place, tuple(sorted(lengths)), okeys, got)
             chosen = None
             for moves in itertools.product(*(_slot_moves(length) for length in lengths)):
                 used = sum(move[1] for move in moves)
                 wild = sum(move[2] for move in moves)
-                if used > tiles or wild > okeys:
+                if used > self.places[place] or wild > okeys:
                     continue
-                new = sorted(move[0] for move in moves)
-                rest = self.best(place + 1, new[0], new[1], okeys - wild)
-                if rest == _IMPOSSIBLE:
-                    continue
-                gain = (
-                    used * worth
-                    + wild * (self.okey_worth or worth)
-                    + (_REQUIRED_BONUS if used and place == self.required_place else 0)
-                )
-                if gain + rest == target:
+                gain, now_got = self._gain(place, used, wild, got)
+                new = tuple(sorted(move[0] for move in moves))
+                rest = self.best(place + 1, new, okeys - wild, now_got)
+                if rest != _IMPOSSIBLE and gain + rest == target:
                     chosen = moves
+                    got = now_got
                     break
             assert chosen is not None, "run trace lost its way"
             for slot, (new_length, _used, wild) in enumerate(chosen):
+                current = slots[slot]
                 if new_length == 0:
-                    current = slots[slot]
                     if current is not None:
                         runs.append(current)
                     slots[slot] = None
                 else:
-                    current = slots[slot]
                     if current is None:
                         current = []
                         slots[slot] = current
@@ -275,15 +292,18 @@ def _colour_values(
     code: int, high_one: bool, required_place: int, okey_worth: int, okeys: int
 ) -> tuple[int, ...]:
     """Best run value of one colour with exactly 0..``okeys`` okeys (``_IMPOSSIBLE`` if none)."""
-    if not (high_one and code & 3 and code >> 20):
+    # A 1 may close 12-13-1 when the colour has an 11-13 or okeys to stand for them.
+    if not (high_one and code & 3 and (okeys or code >> 20)):
         return _clusters_value(code, required_place, okey_worth, okeys)
     # A 1 that may close 12-13-1: one programme over the whole colour.
     best = [_IMPOSSIBLE] * (okeys + 1)
     ones = code & 3
     for ones_high in range(ones + 1):
-        runs = _ColourRuns(_colour_places(code, ones_high, high_one), required_place, okey_worth)
+        runs = _ColourRuns(
+            _colour_places(code, ones_high, high_one), required_place, okey_worth, okeys
+        )
         for count in range(okeys + 1):
-            value = runs.best(1, 0, 0, count)
+            value = runs.solve(1, count)
             best[count] = max(best[count], value)
     return tuple(best)
 
@@ -332,8 +352,8 @@ def _cluster_values(
     places = [0] * (high + 1)
     for offset in range(length):
         places[start + offset] = (pattern >> (2 * offset)) & 3
-    runs = _ColourRuns(tuple(places), required_place, okey_worth)
-    return tuple(runs.best(low, 0, 0, count) for count in range(okeys + 1))
+    runs = _ColourRuns(tuple(places), required_place, okey_worth, okeys)
+    return tuple(runs.solve(low, count) for count in range(okeys + 1))
 
 
 def _trace_colour(
@@ -342,8 +362,10 @@ def _trace_colour(
     target = _colour_values(code, high_one, required_place, okey_worth, okeys)[okeys]
     ones = code & 3
     for ones_high in range(ones + 1 if high_one else 1):
-        runs = _ColourRuns(_colour_places(code, ones_high, high_one), required_place, okey_worth)
-        if runs.best(1, 0, 0, okeys) == target:
+        runs = _ColourRuns(
+            _colour_places(code, ones_high, high_one), required_place, okey_worth, okeys
+        )
+        if runs.solve(1, okeys) == target:
             return runs.trace(okeys)
     raise AssertionError("colour trace found no solution")
 
@@ -404,11 +426,17 @@ def _solve(problem: _Problem) -> _Best:
     required_colour = problem.required_face // 13 if problem.required_face >= 0 else -1
     required_number = problem.required_face % 13 + 1 if problem.required_face >= 0 else 0
 
-    candidates: list[tuple[int, tuple[int, ...]]] = []
+    # Numbers where a set could be made. Where no tile there could be in a run (no okeys, no
+    # neighbours), putting as many of them as possible into sets is best: no choice to explore.
+    candidates: list[tuple[int, bool]] = []
     for number in range(1, 14):
         available = tuple(counts[face_of(colour, number)] for colour in range(4))
         if sum(1 for count in available if count) + problem.okeys >= 3:
-            candidates.append((number, available))
+            forced = problem.okeys == 0 and not any(
+                count and _in_reach_of_a_run(counts, colour, number, problem.high_one)
+                for colour, count in enumerate(available)
+            )
+            candidates.append((number, forced))
 
     best = _Best()
     chosen: list[tuple[int, tuple[int, ...], int]] = []
@@ -444,13 +472,20 @@ def _solve(problem: _Problem) -> _Best:
         if index == len(candidates):
             leaf(codes_now, okeys_left, set_value, required_done)
             return
-        number, _available = candidates[index]
+        number, forced = candidates[index]
         shift = 2 * (number - 1)
         current = tuple((codes_now[colour] >> shift) & 3 for colour in range(4))
-        search(index + 1, codes_now, okeys_left, set_value, required_done)
-        for taken, wild in _set_options(current, okeys_left):
+        options = _set_options(current, okeys_left)
+        if forced and options:
+            options = options[:1]
+        else:
+            search(index + 1, codes_now, okeys_left, set_value, required_done)
+        for taken, wild in options:
             new_codes = [codes_now[colour] - (taken[colour] << shift) for colour in range(4)]
-            gain = sum(taken) * number + wild * (problem.okey_worth or number)
+            if problem.okey_worth == COUNT_TILES:
+                gain = sum(taken) + wild
+            else:
+                gain = sum(taken) * number + wild * (problem.okey_worth or number)
             done = required_done or (
                 number == required_number and required_colour >= 0 and taken[required_colour] > 0
             )
@@ -464,6 +499,20 @@ def _solve(problem: _Problem) -> _Best:
     return best
 
 
+def _in_reach_of_a_run(counts: Sequence[int], colour: int, number: int, high_one: bool) -> bool:
+    """Whether the tile ``colour``/``number`` has the neighbours to be in a run (no okeys)."""
+
+    def has(place: int) -> bool:
+        if place == HIGH_ONE and high_one:
+            return counts[face_of(colour, 1)] > 0
+        return 1 <= place <= 13 and counts[face_of(colour, place)] > 0
+
+    places = [number] + ([HIGH_ONE] if number == 1 and high_one else [])
+    return any(
+        (has(p - 1) and (has(p - 2) or has(p + 1))) or (has(p + 1) and has(p + 2)) for p in places
+    )
+
+
 def _problem(
     hand: Hand, rules: RuleSet, required: Tile | None, okey_worth: int = 0
 ) -> tuple[_Problem, list[Tile], dict[int, list[Tile]]]:
@@ -471,7 +520,7 @@ def _problem(
     counts = [0] * FACE_COUNT
     wild: list[Tile] = []
     pools: dict[int, list[Tile]] = {}
-    for tile in sorted(hand.tiles):
+    for tile in sorted(hand.tiles, key=_tile_id):
         if okey.is_wild(tile):
             wild.append(tile)
             continue
@@ -519,20 +568,23 @@ def _build(
             continue  # no runs in this colour
         for run in _trace_colour(code, problem.high_one, required_place, problem.okey_worth, count):
             tiles: list[Tile] = []
+            okey_as: list[int] = []
             for place, is_okey in run:
+                face = face_of(colour, 1 if place == HIGH_ONE else place)
                 if is_okey:
                     tiles.append(wild.pop(0))
+                    okey_as.append(face)
                 else:
-                    face = face_of(colour, 1 if place == HIGH_ONE else place)
                     tiles.append(pools[face].pop(0))
-            meld = make_meld(tiles, okey, rules)
-            melds.append(meld)
+            # okey_as holds the meld to the reading the search chose (a run, not a set).
+            melds.append(make_meld(tiles, okey, rules, okey_as=okey_as))
     for number, taken, okey_count in best.sets:
         split = _SET_SPLITS[(taken, okey_count)]
         for colours, set_okeys in split:
             tiles = [pools[face_of(colour, number)].pop(0) for colour in colours]
             tiles.extend(wild.pop(0) for _ in range(set_okeys))
-            melds.append(make_meld(tiles, okey, rules))
+            missing = [face_of(c, number) for c in range(4) if c not in colours]
+            melds.append(make_meld(tiles, okey, rules, okey_as=missing[:set_okeys]))
     for meld in melds:
         for tile, stands in zip(meld.tiles, meld.stands_for, strict=True):
             if okey.is_wild(tile):
@@ -553,6 +605,20 @@ def _best_runs_and_sets(
     if required is not None and best.value < _REQUIRED_BONUS:
         return None
     return _build(best, problem, hand, rules, wild, pools)
+
+
+def opening_value_bound(hand: Hand, rules: RuleSet, *, required: Tile | None = None) -> int:
+    """The best runs-and-sets value of ``hand`` without building it, every tile allowed.
+
+    An upper bound for ``best_opening(...).value`` (which must keep a tile): a quick "no" when a
+    caller only needs to know whether an opening can reach the minimum. 0 when ``required``
+    cannot be used.
+    """
+    problem, _wild, _pools = _problem(hand, rules, required)
+    value = _solve(problem).value
+    if required is not None:
+        return value - _REQUIRED_BONUS if value >= _REQUIRED_BONUS else 0
+    return max(value, 0)
 
 
 def best_opening(
@@ -579,11 +645,9 @@ def best_opening(
     for tile in hand.tiles:
         wild = hand.okey.is_wild(tile)
         key = (wild, -1 if wild else hand.okey.plays_as(tile))
-        if key in tried:
+        if (required is not None and tile.id == required.id) or key in tried:
             continue
         tried.add(key)
-        if required is not None and tile.id == required.id:
-            continue
         smaller = _best_runs_and_sets(hand.without(tile), rules, required)
         if smaller is not None and smaller.value > best.value:
             best = Arrangement(
@@ -613,6 +677,15 @@ def leftover_points(tiles: Iterable[Tile], okey: Okey, rules: RuleSet) -> int:
     return total
 
 
+def most_tiles_down(hand: Hand, rules: RuleSet, *, required: Tile | None = None) -> int:
+    """How many tiles of ``hand`` can go down as runs and sets at once (-1: ``required`` can't)."""
+    problem, _wild, _pools = _problem(hand, rules, required, COUNT_TILES)
+    count = _solve(problem).value
+    if required is not None:
+        return count - _REQUIRED_BONUS if count >= _REQUIRED_BONUS else -1
+    return max(count, 0)
+
+
 def lay_down_all_but_one(
     hand: Hand, rules: RuleSet, *, keep: Tile | None = None
 ) -> Arrangement | None:
@@ -621,10 +694,12 @@ def lay_down_all_but_one(
     This is the whole-hand finish of a player who has not opened. ``keep``, if given, must be
     the tile left to discard.
     """
+    if len(hand.tiles) < 4 or most_tiles_down(hand, rules) < len(hand.tiles) - 1:
+        return None
     candidates: Iterable[Tile] = [keep] if keep is not None else _distinct(hand)
     for tile in candidates:
         rest = hand.without(tile)
-        arrangement = _best_runs_and_sets(rest, rules, None)
+        arrangement = _best_runs_and_sets(rest, rules, None, COUNT_TILES)
         if arrangement is not None and not arrangement.leftover:
             return Arrangement(arrangement.value, arrangement.melds, (tile,), arrangement.okeys)
     return None
@@ -651,7 +726,7 @@ def best_pairs(hand: Hand, *, required: Tile | None = None, keep_one: bool = Tru
     okey = hand.okey
     by_face: dict[int, list[Tile]] = {}
     wild: list[Tile] = []
-    for tile in sorted(hand.tiles):
+    for tile in sorted(hand.tiles, key=_tile_id):
         if okey.is_wild(tile):
             wild.append(tile)
         else:
@@ -780,12 +855,22 @@ def can_use(
     okey = hand.okey
     full = hand.with_tile(tile)
     if opened_as is None:
-        if best_opening(full, rules, required=tile).value >= rules.opening_min_points:
+        minimum = rules.opening_min_points
+        if (
+            opening_value_bound(full, rules, required=tile) >= minimum
+            and best_opening(full, rules, required=tile).value >= minimum
+        ):
             return True
         if best_pairs(full, required=tile).pair_count >= rules.opening_min_pairs:
             return True
-        return any(
-            lay_down_all_but_one(full, rules, keep=keep) is not None for keep in _distinct(hand)
+        # The whole hand laid down with it, another tile kept to discard.
+        down = most_tiles_down(full, rules, required=tile)
+        if down == len(full.tiles) - 1:
+            return True
+        return down == len(full.tiles) and any(
+            most_tiles_down(full.without(keep), rules, required=tile) == len(hand.tiles)
+            for keep in _distinct(full)
+            if keep.id != tile.id
         )
     may_pair = opened_as is OpenedAs.PAIRS or (
         rules.runs_openers_may_pair_after_pairs_opening and pairs_on_table

@@ -1,0 +1,360 @@
+"""The ``okey101`` command line.
+
+    okey101 best-opening --rules oyna --indicator Y5 R7 R8 Y6 ...
+    okey101 scenario run FILE [--json] | okey101 scenario check PATH...
+    okey101 up
+    okey101 bench solver --hands 2000 [--seed 0] [--json]
+    okey101 bench engine --hands 200 [--json]
+
+Every subcommand is a function that adds its parser (``_add_*``) and a handler taking the parsed
+arguments and returning the exit status; ``bench`` is a group whose targets are listed in
+``_BENCH_TARGETS``. A new command is one more ``_add_*`` call in ``build_parser``.
+
+Bad input (an unknown tile, a third copy of a tile, an unknown rule set) is one line on stderr
+and exit status 2, never a traceback; argparse's own usage errors also exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import TypeAlias
+
+from okey101.engine.errors import OkeyError
+
+PROG = "okey101"
+USAGE_ERROR = 2
+
+Handler = Callable[[argparse.Namespace], int]
+# The object ``add_subparsers`` returns, to which a command adds its parser.
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+class CommandError(Exception):
+    """Bad input found by the command line itself: reported as one line, exit status 2."""
+
+
+# --------------------------------------------------------------------------------------------
+# best-opening
+
+
+def _add_best_opening(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "best-opening",
+        help="the best runs-and-sets opening of a hand, as JSON",
+        description="Print the highest-valued runs and sets in a hand as JSON: "
+        '{"value", "melds", "okeys", "leftover"}.',
+    )
+    parser.add_argument("--rules", default="oyna", help="rule set preset (default: oyna)")
+    parser.add_argument(
+        "--indicator", required=True, help="the indicator tile, e.g. Y5 (its copy is used up)"
+    )
+    parser.add_argument(
+        "--required",
+        metavar="TILE",
+        help="a tile of the hand that must be laid down (the left discard taken to open)",
+    )
+    parser.add_argument(
+        "--no-keep-one",
+        dest="keep_one",
+        action="store_false",
+        help="allow using every tile (an opening must keep one to discard)",
+    )
+    parser.add_argument("tiles", nargs="+", metavar="TILE", help="the hand: R7 K13 FJ ...")
+    parser.set_defaults(handler=_best_opening)
+
+
+def _best_opening(args: argparse.Namespace) -> int:
+    from okey101.engine.rules import RuleSet
+    from okey101.engine.solver import Hand, best_opening
+    from okey101.engine.tiles import Okey, face_name, parse_face, tiles_from_names
+
+    rules = RuleSet.preset(args.rules)
+    (indicator,) = tiles_from_names([args.indicator])
+    okey = Okey(indicator)
+    tiles = tiles_from_names(args.tiles, used=[indicator])
+    hand = Hand(tiles, okey)
+    required = None
+    if args.required is not None:
+        face = parse_face(args.required)
+        required = next((tile for tile in tiles if tile.face == face), None)
+        if required is None:
+            raise CommandError(f"the required tile {face_name(face)} is not in the hand")
+    arrangement = best_opening(hand, rules, required=required, keep_one=args.keep_one)
+    out = arrangement.to_json()
+    out["rules"] = rules.name
+    out["indicator"] = str(indicator)
+    out["okey"] = face_name(okey.face)
+    print(json.dumps(out, ensure_ascii=False))
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# scenario: run and check rule scenarios (../shared/SCENARIOS.md)
+
+
+def _add_scenario(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "scenario",
+        help="play rule scenario files and check what they expect",
+        description="Rule scenarios: a position, the moves played from it and what must follow.",
+    )
+    actions = parser.add_subparsers(dest="scenario_command", metavar="ACTION", required=True)
+    run = actions.add_parser("run", help="play FILE and print what happened")
+    run.add_argument("file", metavar="FILE")
+    run.add_argument("--json", action="store_true", help="one JSON object on standard output")
+    run.set_defaults(handler=_scenario_run)
+    check = actions.add_parser(
+        "check", help="run every scenario under PATH and check its expect (exit 1 if any fails)"
+    )
+    check.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
+    check.set_defaults(handler=_scenario_check)
+
+
+def _load_scenario(path: str) -> object:
+    """A scenario file's parsed YAML, or a one-line CommandError."""
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return yaml.safe_load(handle)
+    except OSError as error:
+        raise CommandError(f"{path}: {error.strerror or error}") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        problem = getattr(error, "problem", None) or "not valid YAML"
+        raise CommandError(f"{path}: broken YAML{where}: {problem}") from None
+
+
+def _scenario_run(args: argparse.Namespace) -> int:
+    from okey101.engine.scenario import ScenarioError, parse_scenario, run_scenario
+
+    data = _load_scenario(args.file)
+    try:
+        result = run_scenario(parse_scenario(data))
+    except ScenarioError as error:
+        raise CommandError(f"{args.file}: {error}") from None
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+        return 0
+    for move in result.moves:
+        verdict = "ok" if move.ok else f"rejected {move.code}: {move.message}"
+        print(f"seat {move.seat} {move.move}: {verdict}")
+    print("penalties:", json.dumps(result.penalties()))
+    print("hand:", json.dumps(result.hand()))
+    if result.scores():
+        print("scores:", json.dumps(result.scores()))
+    return 0
+
+
+def _scenario_files(paths: Sequence[str]) -> list[str]:
+    from pathlib import Path
+
+    files: list[str] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            files.extend(
+                str(found)
+                for found in sorted(path.rglob("*"))
+                if found.suffix in (".yaml", ".yml") and found.is_file()
+            )
+        elif path.is_file():
+            files.append(str(path))
+        else:
+            raise CommandError(f"{name}: no such file or folder")
+    return files
+
+
+def _scenario_check(args: argparse.Namespace) -> int:
+    from okey101.engine.scenario import (
+        ScenarioError,
+        check_expectations,
+        parse_scenario,
+        run_scenario,
+    )
+
+    passed = failed = malformed = 0
+    for path in _scenario_files(args.paths):
+        try:
+            scenario = parse_scenario(_load_scenario(path))
+            problems = check_expectations(run_scenario(scenario), scenario.expect)
+        except (ScenarioError, CommandError) as error:
+            message = str(error) if str(error).startswith(path) else f"{path}: {error}"
+            print(f"ERROR {message}")
+            malformed += 1
+            continue
+        if problems:
+            failed += 1
+            print(f"FAIL {path}")
+            for problem in problems:
+                print(f"  {problem}")
+        else:
+            passed += 1
+            print(f"PASS {path}")
+    print(f"{passed} passed, {failed + malformed} failed")
+    if malformed:
+        return USAGE_ERROR
+    return 1 if failed else 0
+
+
+# --------------------------------------------------------------------------------------------
+# up: start every service that exists
+
+
+def _add_up(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "up", help="start every service that exists (lobby, table, scoring, rules, bot)"
+    )
+    parser.set_defaults(handler=_up)
+
+
+# The services of ../shared/DESIGN.md and their default ports (gRPC, metrics).
+SERVICES = (
+    ("lobby", 50051, 9101),
+    ("table", 50052, 9102),
+    ("scoring", 50053, 9103),
+    ("rules", 50054, 9104),
+    ("bot", 50055, 9105),
+)
+
+
+def _up(args: argparse.Namespace) -> int:
+    print("okey101 up: the services and where they will listen (gRPC, metrics):")
+    for name, port, metrics in SERVICES:
+        print(f"  {name:<8} 127.0.0.1:{port}  metrics :{metrics}  (not built yet)")
+    print("No service exists yet, so nothing was started. The engine's tools work today:")
+    print("  okey101 best-opening --rules oyna --indicator Y5 R10 R11 R12 R13 K13 B13 Y13 ...")
+    print("  okey101 scenario check tests/scenarios")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# bench: a group of benchmarks, one subcommand each.
+
+
+def _add_bench_solver(targets: Commands) -> None:
+    parser = targets.add_parser(
+        "solver",
+        help="time best_opening on random deals and check it against the ILP reference",
+        description="Draw random 22-tile hands from shuffled deals, time best_opening and the "
+        "integer-programme reference on each, and count the hands where they disagree. "
+        "Exit status 1 if any do.",
+    )
+    parser.add_argument("--hands", type=_positive_int, default=1000, help="how many hands")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument(
+        "--rules",
+        default="oyna,boombala",
+        help="comma-separated presets the hands cycle through (default: oyna,boombala)",
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(handler=_bench_solver)
+
+
+def _bench_solver(args: argparse.Namespace) -> int:
+    from okey101.bench import solver_bench
+
+    return solver_bench.main(args.hands, args.seed, _presets(args.rules), args.json)
+
+
+def _add_bench_engine(targets: Commands) -> None:
+    parser = targets.add_parser(
+        "engine",
+        help="random-agent hands per second, every invariant checked",
+        description="Seeded random players play whole hands of each preset; hands and actions "
+        "per second, the share that ended with a finish, and invariant violations (checked on "
+        "a replay of the same seeds). Exit status 1 if any invariant broke.",
+    )
+    parser.add_argument("--hands", type=_positive_int, default=200, help="hands per preset")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument(
+        "--rules",
+        default="oyna,boombala,north_sultan",
+        help="comma-separated presets (default: all three)",
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(handler=_bench_engine)
+
+
+def _bench_engine(args: argparse.Namespace) -> int:
+    from okey101.bench import engine_bench
+
+    return engine_bench.main(args.hands, args.seed, _presets(args.rules), args.json)
+
+
+def _presets(text: str) -> tuple[str, ...]:
+    from okey101.engine.rules import RuleSet
+
+    presets = tuple(name.strip() for name in text.split(",") if name.strip())
+    if not presets:
+        raise CommandError("--rules names no rule set")
+    for name in presets:
+        RuleSet.preset(name)  # an unknown preset fails here, before any work
+    return presets
+
+
+# Each adds one ``okey101 bench TARGET`` subcommand.
+_BENCH_TARGETS: tuple[Callable[[Commands], None], ...] = (_add_bench_solver, _add_bench_engine)
+
+
+def _add_bench(commands: Commands) -> None:
+    parser = commands.add_parser("bench", help="benchmarks that print figures")
+    targets = parser.add_subparsers(dest="target", metavar="TARGET", required=True)
+    for add in _BENCH_TARGETS:
+        add(targets)
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="Okey 101: engine tools.")
+    parser.add_argument(
+        "--lang", choices=("en", "tr"), default="en", help="language of error messages"
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_best_opening(commands)
+    _add_scenario(commands)
+    _add_up(commands)
+    _add_bench(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; the exit status (0 ok, 1 a check failed, 2 bad input)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, or a usage error argparse has printed
+        code = exit_.code
+        return code if isinstance(code, int) else (0 if code is None else USAGE_ERROR)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except OkeyError as error:
+        _fail(error.message(args.lang))
+    except CommandError as error:
+        _fail(str(error))
+    return USAGE_ERROR
+
+
+def _fail(message: str) -> None:
+    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

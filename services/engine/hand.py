@@ -1,0 +1,806 @@
+"""A hand of Okey 101 as a deterministic state machine.
+
+``apply(state, seat, action)`` returns the next state and the events the move caused, or raises a
+``RuleViolation`` / ``InvalidInput`` and changes nothing (states are frozen values). Every rule of
+the three texts is a knob of ``state.rules``; docs/engine.md records the readings taken where the
+texts are silent.
+
+The phases of a turn: ``FIRST`` (the starting player's first turn: play and discard, no draw),
+``DRAW`` (draw from the stock or take the left discard), ``PLAY`` (open, lay down, lay off, take
+an okey back, then discard). A hand ends by a finish (the last tile discarded), with the stock out,
+or void (all four opened with pairs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from okey101.engine.actions import (
+    Action,
+    Discard,
+    Draw,
+    End,
+    GiveBack,
+    Group,
+    LayDown,
+    LayOff,
+    Open,
+    OpenPairs,
+    ShowIndicator,
+    TakeDiscard,
+    TakeOkey,
+    action_name,
+)
+from okey101.engine.errors import InvalidInput, RuleViolation
+from okey101.engine.melds import HIGH_ONE, Meld, MeldKind, make_meld, make_pair
+from okey101.engine.rules import LeftDiscardPolicy, RuleSet, StockOutPolicy
+from okey101.engine.solver import Hand, OpenedAs, can_use, is_playable
+from okey101.engine.tiles import Colour, Okey, Tile, face_colour, face_name, face_number, face_of
+
+# The engine's rules version: a state records it, and a state of another version is refused
+# rather than silently re-interpreted. Bump it whenever a rule's outcome changes.
+RULES_VERSION = "okey101-rules/1"
+SEATS = 4
+
+
+class Phase(enum.StrEnum):
+    FIRST = "first"
+    DRAW = "draw"
+    PLAY = "play"
+    ENDED = "ended"
+
+
+class EndReason(enum.StrEnum):
+    FINISHED = "finished"
+    STOCK_OUT = "stock_out"
+    VOID = "void"
+
+
+class PenaltyReason(enum.StrEnum):
+    OKEY_DISCARDED = "okey_discarded"
+    PLAYABLE_DISCARDED = "playable_discarded"
+    GAVE_BACK = "gave_back"
+    # Charged before the position a scenario starts from.
+    CHARGED_BEFORE = "charged_before"
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """One seat's part of a hand."""
+
+    rack: tuple[Tile, ...]
+    discards: tuple[Tile, ...] = ()
+    opened_as: OpenedAs | None = None
+    # The turn number on which the seat opened (-1: not opened).
+    opened_on_turn: int = -1
+    # Every +101 charged this hand, by reason (never doubled).
+    penalties: tuple[PenaltyReason, ...] = ()
+    # Turns this seat has completed (0 during its first turn).
+    turns_played: int = 0
+    # Boombala: the indicator's twin was shown on the first turn.
+    showed_indicator: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TableMeld:
+    """A meld on the table and the seat that laid it."""
+
+    meld: Meld
+    owner: int
+
+
+@dataclass(frozen=True, slots=True)
+class ThisTurn:
+    """What the player to move has done this turn."""
+
+    taken: Tile | None = None
+    # The player had not opened when they took the discard.
+    taken_unopened: bool = False
+    gave_back: bool = False
+    opened: bool = False
+    laid_off: int = 0
+    took_okey: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """How a finished hand was finished, and the multiplier it brings."""
+
+    winner: int
+    with_okey: bool
+    after_pairs: bool
+    one_go: bool
+    multiplier: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandResult:
+    """A hand that has ended: why, how, and each seat's points (+101s included)."""
+
+    reason: EndReason
+    finish: Finish | None
+    scores: tuple[int, ...]
+    penalties: tuple[int, ...]
+
+    @property
+    def winner(self) -> int | None:
+        return self.finish.winner if self.finish else None
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened at the table.
+
+    ``tiles`` are face up (everyone may see them). ``private`` is seen only by ``seat`` (the tile
+    a player drew). Views and streams filter on that; nothing else about racks leaves the engine.
+    """
+
+    kind: str
+    seat: int | None = None
+    tiles: tuple[Tile, ...] = ()
+    private: tuple[Tile, ...] = ()
+    meld: int | None = None
+    points: int = 0
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HandState:
+    """Everything about a hand in play. Frozen: ``apply`` returns a new one."""
+
+    rules: RuleSet
+    okey: Okey
+    dealer: int
+    turn: int
+    phase: Phase
+    seats: tuple[Seat, ...]
+    table: tuple[TableMeld, ...] = ()
+    stock: tuple[Tile, ...] = ()
+    # The tile the player to move may take (the left neighbour's last discard, not yet taken).
+    takeable: Tile | None = None
+    turn_number: int = 0
+    this_turn: ThisTurn = ThisTurn()
+    result: HandResult | None = None
+    version: str = RULES_VERSION
+
+    @property
+    def ended(self) -> bool:
+        return self.result is not None
+
+    def seat(self, index: int) -> Seat:
+        return self.seats[index]
+
+    def hand_of(self, index: int) -> Hand:
+        return Hand(self.seats[index].rack, self.okey)
+
+    def table_melds(self) -> tuple[Meld, ...]:
+        return tuple(item.meld for item in self.table)
+
+    def pairs_on_table(self) -> bool:
+        return any(seat.opened_as is OpenedAs.PAIRS for seat in self.seats)
+
+
+def left_of(seat: int) -> int:
+    """The seat whose discards ``seat`` may take (the one who played before it)."""
+    return (seat - 1) % SEATS
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def apply(state: HandState, seat: int, action: Action) -> tuple[HandState, tuple[Event, ...]]:
+    """Play ``action`` for ``seat``: the next state and its events, or a violation."""
+    if state.version != RULES_VERSION:
+        raise InvalidInput("UNKNOWN_RULES_VERSION", version=state.version)
+    if not 0 <= seat < SEATS:
+        raise InvalidInput("UNKNOWN_SEAT", seat=seat)
+    if state.result is not None:
+        raise RuleViolation("HAND_OVER")
+    if seat != state.turn:
+        raise RuleViolation("NOT_YOUR_TURN", seat=seat, turn=state.turn)
+    handler = _HANDLERS[type(action)]
+    return handler(state, seat, action)
+
+
+def _replace_seat(state: HandState, index: int, **changes: object) -> tuple[Seat, ...]:
+    seats = list(state.seats)
+    seats[index] = dataclasses.replace(seats[index], **changes)  # type: ignore[arg-type]
+    return tuple(seats)
+
+
+def _require_play_phase(state: HandState) -> None:
+    if state.phase is Phase.DRAW:
+        raise RuleViolation("MUST_DRAW_FIRST")
+
+
+def _take_from_rack(rack: Sequence[Tile], tiles: Sequence[Tile]) -> tuple[Tile, ...]:
+    """The rack without ``tiles``; each must be in it, once."""
+    ids = [tile.id for tile in tiles]
+    if len(set(ids)) != len(ids):
+        duplicate = next(tile for tile in tiles if ids.count(tile.id) > 1)
+        raise InvalidInput("DUPLICATE_TILE", tile=str(duplicate))
+    on_rack = {tile.id for tile in rack}
+    for tile in tiles:
+        if tile.id not in on_rack:
+            raise RuleViolation("TILE_NOT_IN_RACK", tile=str(tile))
+    removed = set(ids)
+    return tuple(tile for tile in rack if tile.id not in removed)
+
+
+def _must_keep_a_tile(rack: Sequence[Tile]) -> None:
+    if not rack:
+        raise RuleViolation("MUST_KEEP_TILE")
+
+
+def _build_groups(state: HandState, groups: Sequence[Group]) -> list[Meld]:
+    melds = []
+    for group in groups:
+        if len(group.tiles) == 2:
+            melds.append(make_pair(group.tiles, state.okey))
+        else:
+            melds.append(make_meld(group.tiles, state.okey, state.rules, okey_as=group.okey_as))
+    return melds
+
+
+def _check_taken_in(state: HandState, tiles: Sequence[Tile]) -> None:
+    """An unopened player who took the left discard must open with it (or, where the rules say
+    so, an identical tile)."""
+    taken = state.this_turn.taken
+    if taken is None or not state.this_turn.taken_unopened:
+        return
+    if any(tile.id == taken.id for tile in tiles):
+        return
+    identical_counts = state.rules.left_discard is LeftDiscardPolicy.OPENED_TAKE_FREELY
+    if identical_counts and any(
+        state.okey.plays_as(tile) == state.okey.plays_as(taken)
+        and state.okey.is_wild(tile) == state.okey.is_wild(taken)
+        for tile in tiles
+    ):
+        return
+    raise RuleViolation("TAKEN_TILE_NOT_IN_OPENING", tile=str(taken))
+
+
+def _draw(state: HandState, seat: int, action: Draw) -> tuple[HandState, tuple[Event, ...]]:
+    if state.phase is Phase.FIRST:
+        raise RuleViolation("NO_DRAW_ON_FIRST_TURN")
+    if state.phase is Phase.PLAY:
+        raise RuleViolation("ALREADY_DREW")
+    if not state.stock:
+        if state.rules.stock_out is StockOutPolicy.NEXT_MAY_TAKE_LAST_DISCARD:
+            # "draw" with the stock out declines the last discard: the hand ends there.
+            ended = _end_hand(state, EndReason.STOCK_OUT, None)
+            return ended, (Event("declined_last_discard", seat), _end_event(ended))
+        raise RuleViolation("STOCK_EMPTY")
+    tile = state.stock[0]
+    rack = (*state.seats[seat].rack, tile)
+    new = dataclasses.replace(
+        state,
+        seats=_replace_seat(state, seat, rack=rack),
+        stock=state.stock[1:],
+        phase=Phase.PLAY,
+        takeable=None,
+    )
+    events = [Event("drew", seat, private=(tile,))]
+    if not new.stock:
+        events.append(Event("stock_out", seat))
+    return new, tuple(events)
+
+
+def _take(state: HandState, seat: int, action: TakeDiscard) -> tuple[HandState, tuple[Event, ...]]:
+    if state.phase is not Phase.DRAW:
+        raise RuleViolation(
+            "ALREADY_DREW" if state.phase is Phase.PLAY else "NO_DRAW_ON_FIRST_TURN"
+        )
+    tile = state.takeable
+    if tile is None or state.this_turn.gave_back:
+        raise RuleViolation("NOTHING_TO_TAKE")
+    me = state.seats[seat]
+    rules = state.rules
+    policy = rules.left_discard
+    hand = Hand(me.rack, state.okey)
+    usable_check = policy is LeftDiscardPolicy.USE_THIS_TURN or (
+        policy is LeftDiscardPolicy.OPENED_TAKE_FREELY and me.opened_as is None
+    )
+    if usable_check and not can_use(
+        tile, hand, state.table_melds(), me.opened_as, rules, pairs_on_table=state.pairs_on_table()
+    ):
+        code = "TAKE_ONLY_TO_OPEN" if me.opened_as is None else "TAKEN_TILE_UNUSABLE"
+        raise RuleViolation(code, tile=str(tile))
+    left = left_of(seat)
+    left_discards = state.seats[left].discards
+    seats = list(state.seats)
+    seats[left] = dataclasses.replace(seats[left], discards=left_discards[:-1])
+    seats[seat] = dataclasses.replace(me, rack=(*me.rack, tile))
+    new = dataclasses.replace(
+        state,
+        seats=tuple(seats),
+        phase=Phase.PLAY,
+        takeable=None,
+        this_turn=dataclasses.replace(
+            state.this_turn, taken=tile, taken_unopened=me.opened_as is None
+        ),
+    )
+    return new, (Event("took", seat, tiles=(tile,)),)
+
+
+def _give_back(
+    state: HandState, seat: int, action: GiveBack
+) -> tuple[HandState, tuple[Event, ...]]:
+    if state.rules.left_discard is not LeftDiscardPolicy.GIVE_BACK_FOR_PENALTY:
+        raise RuleViolation("GIVE_BACK_NOT_ALLOWED")
+    taken = state.this_turn.taken
+    me = state.seats[seat]
+    if taken is None or all(tile.id != taken.id for tile in me.rack):
+        raise RuleViolation("NOTHING_TO_GIVE_BACK")
+    if state.this_turn.opened or state.this_turn.laid_off or state.this_turn.took_okey:
+        raise RuleViolation("GIVE_BACK_AFTER_PLAY")
+    left = left_of(seat)
+    seats = list(state.seats)
+    seats[left] = dataclasses.replace(seats[left], discards=(*seats[left].discards, taken))
+    seats[seat] = dataclasses.replace(
+        me,
+        rack=tuple(tile for tile in me.rack if tile.id != taken.id),
+        penalties=(*me.penalties, PenaltyReason.GAVE_BACK),
+    )
+    new = dataclasses.replace(
+        state,
+        seats=tuple(seats),
+        phase=Phase.DRAW,
+        takeable=None,
+        this_turn=ThisTurn(gave_back=True),
+    )
+    return new, (
+        Event("gave_back", seat, tiles=(taken,)),
+        Event("penalty", seat, points=state.rules.penalty_points, detail=PenaltyReason.GAVE_BACK),
+    )
+
+
+def _open(state: HandState, seat: int, action: Open) -> tuple[HandState, tuple[Event, ...]]:
+    _require_play_phase(state)
+    me = state.seats[seat]
+    if me.opened_as is not None:
+        raise RuleViolation("ALREADY_OPENED")
+    if not action.groups:
+        raise InvalidInput("EMPTY_MOVE")
+    if any(len(group.tiles) == 2 for group in action.groups):
+        raise RuleViolation("OPENING_MIXES_PAIRS")
+    tiles = [tile for group in action.groups for tile in group.tiles]
+    rest = _take_from_rack(me.rack, tiles)
+    melds = _build_groups(state, action.groups)
+    _must_keep_a_tile(rest)
+    value = sum(meld.value for meld in melds)
+    whole_hand = len(rest) == 1
+    if value < state.rules.opening_min_points and not whole_hand:
+        raise RuleViolation(
+            "OPENING_BELOW_101", value=value, minimum=state.rules.opening_min_points
+        )
+    _check_taken_in(state, tiles)
+    return _opened(state, seat, rest, melds, OpenedAs.RUNS, value)
+
+
+def _open_pairs(
+    state: HandState, seat: int, action: OpenPairs
+) -> tuple[HandState, tuple[Event, ...]]:
+    _require_play_phase(state)
+    me = state.seats[seat]
+    if me.opened_as is not None:
+        raise RuleViolation("ALREADY_OPENED")
+    if any(len(pair) != 2 for pair in action.pairs):
+        raise RuleViolation("OPENING_MIXES_PAIRS")
+    tiles = [tile for pair in action.pairs for tile in pair]
+    rest = _take_from_rack(me.rack, tiles)
+    melds = [make_pair(pair, state.okey) for pair in action.pairs]
+    _must_keep_a_tile(rest)
+    if len(melds) < state.rules.opening_min_pairs:
+        raise RuleViolation(
+            "TOO_FEW_PAIRS", count=len(melds), minimum=state.rules.opening_min_pairs
+        )
+    _check_taken_in(state, tiles)
+    new, events = _opened(state, seat, rest, melds, OpenedAs.PAIRS, len(melds))
+    if state.rules.all_pairs_voids_hand and all(s.opened_as is OpenedAs.PAIRS for s in new.seats):
+        ended = _end_hand(new, EndReason.VOID, None)
+        return ended, (*events, _end_event(ended))
+    return new, events
+
+
+def _opened(
+    state: HandState,
+    seat: int,
+    rest: tuple[Tile, ...],
+    melds: Sequence[Meld],
+    kind: OpenedAs,
+    value: int,
+) -> tuple[HandState, tuple[Event, ...]]:
+    start = len(state.table)
+    table = (*state.table, *(TableMeld(meld, seat) for meld in melds))
+    new = dataclasses.replace(
+        state,
+        seats=_replace_seat(
+            state, seat, rack=rest, opened_as=kind, opened_on_turn=state.turn_number
+        ),
+        table=table,
+        this_turn=dataclasses.replace(state.this_turn, opened=True),
+    )
+    events = tuple(
+        Event(
+            "opened" if i == 0 else "melded", seat, tiles=meld.tiles, meld=start + i, points=value
+        )
+        for i, meld in enumerate(melds)
+    )
+    return new, events
+
+
+def _lay_down(state: HandState, seat: int, action: LayDown) -> tuple[HandState, tuple[Event, ...]]:
+    _require_play_phase(state)
+    me = state.seats[seat]
+    rules = state.rules
+    if me.opened_as is None:
+        raise RuleViolation("MUST_OPEN_FIRST")
+    if not action.groups:
+        raise InvalidInput("EMPTY_MOVE")
+    if state.this_turn.opened and not rules.lay_off_in_opening_turn:
+        raise RuleViolation("NOT_IN_OPENING_TURN")
+    for group in action.groups:
+        if len(group.tiles) == 2:
+            may_pair = me.opened_as is OpenedAs.PAIRS or (
+                rules.runs_openers_may_pair_after_pairs_opening and state.pairs_on_table()
+            )
+            if not may_pair:
+                raise RuleViolation("PAIRS_NOT_ALLOWED")
+        elif me.opened_as is OpenedAs.PAIRS:
+            raise RuleViolation("PAIRS_OPENER_NO_RUNS")
+    tiles = [tile for group in action.groups for tile in group.tiles]
+    rest = _take_from_rack(me.rack, tiles)
+    melds = _build_groups(state, action.groups)
+    _must_keep_a_tile(rest)
+    start = len(state.table)
+    new = dataclasses.replace(
+        state,
+        seats=_replace_seat(state, seat, rack=rest),
+        table=(*state.table, *(TableMeld(meld, seat) for meld in melds)),
+    )
+    return new, tuple(
+        Event("melded", seat, tiles=meld.tiles, meld=start + i) for i, meld in enumerate(melds)
+    )
+
+
+def _meld_at(state: HandState, index: int) -> Meld:
+    if not 0 <= index < len(state.table):
+        raise InvalidInput("UNKNOWN_MELD", meld=index)
+    return state.table[index].meld
+
+
+def _lay_off(state: HandState, seat: int, action: LayOff) -> tuple[HandState, tuple[Event, ...]]:
+    _require_play_phase(state)
+    me = state.seats[seat]
+    rules = state.rules
+    meld = _meld_at(state, action.meld)
+    if me.opened_as is None:
+        raise RuleViolation("MUST_OPEN_FIRST")
+    if state.this_turn.opened and not rules.lay_off_in_opening_turn:
+        raise RuleViolation("NOT_IN_OPENING_TURN")
+    if me.opened_as is OpenedAs.PAIRS:
+        if not rules.pairs_opener_may_lay_off:
+            raise RuleViolation("PAIRS_OPENER_NO_LAY_OFF")
+        limit = rules.pairs_opener_lay_off_limit
+        if limit and state.this_turn.laid_off >= limit:
+            raise RuleViolation("LAY_OFF_LIMIT", limit=limit)
+    rest = _take_from_rack(me.rack, [action.tile])
+    _must_keep_a_tile(rest)
+    grown = _extend(meld, action.tile, action.end, state.okey, rules)
+    table = list(state.table)
+    table[action.meld] = TableMeld(grown, state.table[action.meld].owner)
+    new = dataclasses.replace(
+        state,
+        seats=_replace_seat(state, seat, rack=rest),
+        table=tuple(table),
+        this_turn=dataclasses.replace(state.this_turn, laid_off=state.this_turn.laid_off + 1),
+    )
+    return new, (Event("laid_off", seat, tiles=(action.tile,), meld=action.meld),)
+
+
+def _extend(meld: Meld, tile: Tile, end: End | None, okey: Okey, rules: RuleSet) -> Meld:
+    """``meld`` with ``tile`` laid off on it, or the reason it does not fit."""
+    wild = okey.is_wild(tile)
+    if meld.kind is MeldKind.PAIR:
+        raise RuleViolation("CANNOT_LAY_OFF_ON_PAIR")
+    if meld.kind is MeldKind.SET:
+        if len(meld.tiles) >= 4:
+            raise RuleViolation("SET_IS_FULL")
+        real_colours = {
+            face_colour(face)
+            for face, is_wild in zip(meld.stands_for, meld.wild, strict=True)
+            if face is not None and not is_wild
+        }
+        if not wild:
+            face = okey.plays_as(tile)
+            if face_number(face) != meld.number or face_colour(face) in real_colours:
+                raise RuleViolation("TILE_DOES_NOT_FIT", tile=str(tile))
+            real_colours.add(face_colour(face))
+        tiles = (*meld.tiles, tile)
+        wilds = (*meld.wild, wild)
+        # Four tiles: each okey stands for a colour the real tiles lack.
+        missing = iter(
+            face_of(colour, meld.number) for colour in Colour if colour not in real_colours
+        )
+        stands: list[int | None] = []
+        for t, is_wild in zip(tiles, wilds, strict=True):
+            stands.append(next(missing, None) if is_wild else okey.plays_as(t))
+        return Meld(MeldKind.SET, tiles, tuple(stands), meld.number, None, wilds)
+    colour = meld.colour
+    assert colour is not None
+    top = HIGH_ONE if rules.run_may_end_12_13_1 else 13
+    fits_high = meld.high < top and (wild or _face_at(colour, meld.high + 1) == okey.plays_as(tile))
+    fits_low = meld.low > 1 and (wild or _face_at(colour, meld.low - 1) == okey.plays_as(tile))
+    if end is None:
+        # Unambiguous for a real tile; an okey needs the end named unless only one fits.
+        if fits_high and fits_low:
+            raise InvalidInput("END_REQUIRED")
+        end = End.HIGH if fits_high else End.LOW if fits_low else None
+    if end is End.HIGH and fits_high:
+        place = meld.high + 1
+        return Meld(
+            MeldKind.RUN,
+            (*meld.tiles, tile),
+            (*meld.stands_for, _face_at(colour, place)),
+            meld.number,
+            colour,
+            (*meld.wild, wild),
+        )
+    if end is End.LOW and fits_low:
+        place = meld.low - 1
+        return Meld(
+            MeldKind.RUN,
+            (tile, *meld.tiles),
+            (_face_at(colour, place), *meld.stands_for),
+            place,
+            colour,
+            (wild, *meld.wild),
+        )
+    if not wild and face_number(okey.plays_as(tile)) == 1 and meld.high == 13:
+        raise RuleViolation("RUN_WRAPS_AROUND")
+    raise RuleViolation("TILE_DOES_NOT_FIT", tile=str(tile))
+
+
+def _face_at(colour: Colour, place: int) -> int:
+    return face_of(colour, 1 if place == HIGH_ONE else place)
+
+
+def _take_okey(
+    state: HandState, seat: int, action: TakeOkey
+) -> tuple[HandState, tuple[Event, ...]]:
+    _require_play_phase(state)
+    me = state.seats[seat]
+    rules = state.rules
+    okey = state.okey
+    meld = _meld_at(state, action.meld)
+    if not rules.may_take_okey_back:
+        raise RuleViolation("OKEY_STAYS")
+    if me.opened_as is None:
+        raise RuleViolation("MUST_OPEN_FIRST")
+    if not any(meld.wild):
+        raise RuleViolation("NO_OKEY_IN_MELD")
+    if not action.tiles:
+        raise InvalidInput("EMPTY_MOVE")
+    if any(okey.is_wild(tile) for tile in action.tiles):
+        raise RuleViolation("OKEY_FOR_OKEY")
+    rest = _take_from_rack(me.rack, action.tiles)
+    if meld.kind is MeldKind.SET and len(meld.tiles) == 3:
+        if not rules.okey_back_from_three_set:
+            raise RuleViolation("OKEY_AMBIGUOUS")
+        grown, freed = _complete_set(meld, action.tiles, okey)
+    else:
+        if len(action.tiles) != 1:
+            raise RuleViolation("ONE_TILE_FOR_AN_OKEY")
+        tile = action.tiles[0]
+        face = okey.plays_as(tile)
+        position = next(
+            (
+                i
+                for i, (stands, is_wild) in enumerate(zip(meld.stands_for, meld.wild, strict=True))
+                if is_wild and stands == face
+            ),
+            None,
+        )
+        if position is None:
+            raise RuleViolation("NOT_WHAT_OKEY_STANDS_FOR", tile=str(tile))
+        freed = (meld.tiles[position],)
+        tiles = list(meld.tiles)
+        tiles[position] = tile
+        wilds = list(meld.wild)
+        wilds[position] = False
+        grown = dataclasses.replace(meld, tiles=tuple(tiles), wild=tuple(wilds))
+    rack = (*rest, *freed)
+    table = list(state.table)
+    table[action.meld] = TableMeld(grown, state.table[action.meld].owner)
+    new = dataclasses.replace(
+        state,
+        seats=_replace_seat(state, seat, rack=rack),
+        table=tuple(table),
+        this_turn=dataclasses.replace(state.this_turn, took_okey=True),
+    )
+    return new, (Event("took_okey", seat, tiles=tuple(action.tiles), meld=action.meld),)
+
+
+def _complete_set(meld: Meld, tiles: Sequence[Tile], okey: Okey) -> tuple[Meld, tuple[Tile, ...]]:
+    """Take the okey(s) of a three-tile set by completing it to all four colours."""
+    real = [t for t, w in zip(meld.tiles, meld.wild, strict=True) if not w]
+    freed = tuple(t for t, w in zip(meld.tiles, meld.wild, strict=True) if w)
+    new_tiles = [*real, *tiles]
+    colours = set()
+    for tile in new_tiles:
+        face = okey.plays_as(tile)
+        if face_number(face) != meld.number or face_colour(face) in colours:
+            raise RuleViolation("TILE_DOES_NOT_FIT", tile=str(tile))
+        colours.add(face_colour(face))
+    if len(colours) != 4:
+        raise RuleViolation("SET_NEEDS_ALL_COLOURS")
+    stands = tuple(okey.plays_as(t) for t in new_tiles)
+    grown = Meld(MeldKind.SET, tuple(new_tiles), stands, meld.number, None, (False,) * 4)
+    return grown, freed
+
+
+def _show_indicator(
+    state: HandState, seat: int, action: ShowIndicator
+) -> tuple[HandState, tuple[Event, ...]]:
+    me = state.seats[seat]
+    points = state.rules.indicator_show_points
+    if not points:
+        raise RuleViolation("INDICATOR_SCORES_NOTHING")
+    if me.turns_played or me.showed_indicator:
+        raise RuleViolation("INDICATOR_FIRST_TURN_ONLY")
+    twin = state.okey.indicator.face
+    shown = next((tile for tile in me.rack if not tile.is_false_joker and tile.face == twin), None)
+    if shown is None:
+        raise RuleViolation("NO_INDICATOR_TWIN", tile=face_name(twin))
+    new = dataclasses.replace(state, seats=_replace_seat(state, seat, showed_indicator=True))
+    return new, (Event("showed_indicator", seat, tiles=(shown,), points=points),)
+
+
+def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, tuple[Event, ...]]:
+    _require_play_phase(state)
+    me = state.seats[seat]
+    rules = state.rules
+    tile = action.tile
+    rest = _take_from_rack(me.rack, [tile])
+    taken = state.this_turn.taken
+    taken_on_rack = taken is not None and any(t.id == taken.id for t in me.rack)
+    if taken is not None and taken_on_rack:
+        policy = rules.left_discard
+        if policy is LeftDiscardPolicy.USE_THIS_TURN:
+            raise RuleViolation("TAKEN_TILE_NOT_USED", tile=str(taken))
+        if policy is LeftDiscardPolicy.GIVE_BACK_FOR_PENALTY:
+            raise RuleViolation("TAKEN_TILE_MUST_GO_DOWN", tile=str(taken))
+        if state.this_turn.taken_unopened and me.opened_as is None:
+            raise RuleViolation("TAKE_ONLY_TO_OPEN", tile=str(taken))
+        if tile.id == taken.id and rules.taken_tile_may_not_be_discarded:
+            raise RuleViolation("TAKEN_TILE_THROWN_BACK", tile=str(taken))
+        if tile.id == taken.id and not rest and rules.taken_tile_may_not_finish:
+            raise RuleViolation("TAKEN_TILE_CANNOT_FINISH", tile=str(taken))
+    events: list[Event] = [Event("discarded", seat, tiles=(tile,))]
+    finishing = not rest
+    penalties = me.penalties
+    if not finishing:
+        if state.okey.is_wild(tile):
+            penalties = (*penalties, PenaltyReason.OKEY_DISCARDED)
+        elif is_playable(tile, state.okey, state.table_melds(), rules):
+            penalties = (*penalties, PenaltyReason.PLAYABLE_DISCARDED)
+        if len(penalties) > len(me.penalties):
+            events.append(
+                Event(
+                    "penalty",
+                    seat,
+                    tiles=(tile,),
+                    points=rules.penalty_points,
+                    detail=penalties[-1],
+                )
+            )
+    seats = _replace_seat(
+        state,
+        seat,
+        rack=rest,
+        discards=(*me.discards, tile),
+        penalties=penalties,
+        turns_played=me.turns_played + 1,
+    )
+    after = dataclasses.replace(state, seats=seats)
+    if finishing:
+        finish = _finish(state, seat, tile)
+        ended = _end_hand(after, EndReason.FINISHED, finish)
+        return ended, (*events, _end_event(ended))
+    if not state.stock and rules.stock_out is StockOutPolicy.ENDS_ON_LAST_DISCARD:
+        ended = _end_hand(after, EndReason.STOCK_OUT, None)
+        return ended, (*events, _end_event(ended))
+    nxt = (seat + 1) % SEATS
+    new = dataclasses.replace(
+        after,
+        turn=nxt,
+        phase=Phase.DRAW,
+        takeable=tile,
+        turn_number=state.turn_number + 1,
+        this_turn=ThisTurn(),
+    )
+    return new, tuple(events)
+
+
+def _finish(state: HandState, seat: int, last: Tile) -> Finish:
+    """How ``seat`` finishes by discarding ``last``, and the multiplier."""
+    from okey101.engine.rules import OneGoFinish
+
+    rules = state.rules
+    me = state.seats[seat]
+    with_okey = state.okey.is_wild(last)
+    after_pairs = me.opened_as is OpenedAs.PAIRS
+    opened_now = me.opened_on_turn == state.turn_number and me.opened_as is not None
+    one_go = False
+    if opened_now:
+        others_opened = any(s.opened_as is not None for i, s in enumerate(state.seats) if i != seat)
+        if rules.one_go_finish is OneGoFinish.WHILE_NOBODY_OPENED:
+            one_go = me.opened_as is OpenedAs.RUNS and not others_opened
+        elif rules.one_go_finish is OneGoFinish.SAME_TURN:
+            one_go = True
+        elif rules.one_go_finish is OneGoFinish.HAND_FINISH:
+            spoiled = rules.opening_turn_play_spoils_hand_finish and (
+                state.this_turn.laid_off > 0 or state.this_turn.took_okey
+            )
+            one_go = me.opened_as is OpenedAs.RUNS and not spoiled
+    multiplier = 1
+    if with_okey and rules.double_with_okey:
+        multiplier *= 2
+    if after_pairs and rules.double_after_pairs_opening:
+        multiplier *= 2
+    if one_go:
+        multiplier *= 2
+    return Finish(seat, with_okey, after_pairs, one_go, multiplier)
+
+
+def _end_hand(state: HandState, reason: EndReason, finish: Finish | None) -> HandState:
+    from okey101.engine.scoring import score_hand
+
+    result = score_hand(state, reason, finish)
+    return dataclasses.replace(state, phase=Phase.ENDED, result=result, takeable=None)
+
+
+def _end_event(state: HandState) -> Event:
+    result = state.result
+    assert result is not None
+    return Event(
+        "hand_ended",
+        result.winner,
+        detail=result.reason.value,
+        points=result.finish.multiplier if result.finish else 0,
+    )
+
+
+_Handler = Callable[[HandState, int, Any], tuple[HandState, tuple[Event, ...]]]
+_HANDLERS: dict[type, _Handler] = {
+    Draw: _draw,
+    TakeDiscard: _take,
+    GiveBack: _give_back,
+    Open: _open,
+    OpenPairs: _open_pairs,
+    LayDown: _lay_down,
+    LayOff: _lay_off,
+    TakeOkey: _take_okey,
+    ShowIndicator: _show_indicator,
+    Discard: _discard,
+}
+
+__all__ = [
+    "RULES_VERSION",
+    "EndReason",
+    "Event",
+    "Finish",
+    "HandResult",
+    "HandState",
+    "Phase",
+    "Seat",
+    "TableMeld",
+    "ThisTurn",
+    "action_name",
+    "apply",
+]

@@ -1,0 +1,210 @@
+"""Seeded random players and whole-hand playouts.
+
+``RandomPlayer`` is the floor of play: it opens when it can (runs and sets, else pairs, else the
+whole hand), lays down and lays off what it can once opened, takes the left discard now and then
+when the rules let it, and discards at random among the discards the rules allow. It sees only
+its own ``view``-level information (its rack, the table, the discard it may take) and uses
+``random.Random`` passed in, so a playout is a function of its seed.
+
+It serves the engine's random playouts (tests and ``okey101 bench engine``) and is the bot
+service's ``random`` level and the table's fallback when the bot service cannot be reached.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from okey101.engine.actions import (
+    Action,
+    Discard,
+    Draw,
+    End,
+    GiveBack,
+    Group,
+    LayDown,
+    LayOff,
+    Open,
+    OpenPairs,
+    TakeDiscard,
+)
+from okey101.engine.errors import OkeyError
+from okey101.engine.hand import Event, HandState, Phase, apply
+from okey101.engine.melds import MeldKind
+from okey101.engine.solver import (
+    Hand,
+    OpenedAs,
+    best_opening,
+    best_pairs,
+    least_leftover,
+    opening_value_bound,
+)
+
+# How often a random player tries to take the left discard rather than draw.
+TAKE_CHANCE = 0.25
+
+
+def _whole_hand_floor(hand: Hand) -> int:
+    """The least a whole-hand lay-down can be worth: every tile but the highest, okeys as 1."""
+    values = sorted(
+        1 if hand.okey.is_wild(tile) else (hand.okey.plays_as(tile) % 13 + 1) for tile in hand.tiles
+    )
+    return sum(values[:-1])
+
+
+class _Step:
+    """Callable that applies a move for one seat, remembering the latest state."""
+
+    def __init__(self, state: HandState, seat: int) -> None:
+        self.state = state
+        self.seat = seat
+        self.log: list[tuple[Action, HandState, tuple[Event, ...]]] = []
+
+    def ended(self) -> bool:
+        return self.state.ended
+
+    def __call__(self, action: Action) -> bool:
+        try:
+            state, events = apply(self.state, self.seat, action)
+        except OkeyError:
+            return False
+        self.state = state
+        self.log.append((action, state, events))
+        return True
+
+
+@dataclass(slots=True)
+class RandomPlayer:
+    """A seeded player that makes legal moves, greedy only about putting tiles down."""
+
+    rng: random.Random
+
+    def turn(self, state: HandState) -> list[tuple[Action, HandState, tuple[Event, ...]]]:
+        """Play the whole turn of the seat to move: every step, in order, with its result."""
+        seat = state.turn
+        if state.phase is Phase.DRAW and self.rng.random() < TAKE_CHANCE:
+            # Take the left discard only if the rest of the turn then works out.
+            trial = _Step(state, seat)
+            if trial(TakeDiscard()) and self._finish_turn(seat, trial, after_take=True):
+                return trial.log
+        step = _Step(state, seat)
+        if state.phase is Phase.DRAW:
+            step(Draw())
+        if not self._finish_turn(seat, step, after_take=False):
+            raise AssertionError("a random player found no legal discard")
+        return step.log
+
+    def _finish_turn(self, seat: int, step: _Step, *, after_take: bool) -> bool:
+        """Put down what it can and discard; False if no discard is allowed."""
+        if step.ended():
+            return True
+        self._put_down(seat, step)
+        if step.ended():
+            return True
+        taken = step.state.this_turn.taken
+        unused = taken is not None and any(
+            tile.id == taken.id for tile in step.state.seats[seat].rack
+        )
+        # A taken tile it could not use: give it back where the rules allow (then draw), or
+        # keep it where they let an opened player keep it.
+        if after_take and unused and step(GiveBack()):
+            step(Draw())
+            if step.ended():
+                return True
+            self._put_down(seat, step)
+            if step.ended():
+                return True
+        rack = list(step.state.seats[seat].rack)
+        self.rng.shuffle(rack)
+        return any(step(Discard(tile)) for tile in rack)
+
+    def _put_down(self, seat: int, step: _Step) -> None:
+        state = step.state
+        rules = state.rules
+        opened_as = state.seats[seat].opened_as
+        if opened_as is None:
+            hand = state.hand_of(seat)
+            taken = state.this_turn.taken if state.this_turn.taken_unopened else None
+            # The whole hand laid down needs every tile but one in melds: a value bound says
+            # quickly when neither that nor a 101 opening can be.
+            bound = opening_value_bound(hand, rules, required=taken)
+            opening = (
+                best_opening(hand, rules, required=taken)
+                if bound >= min(rules.opening_min_points, _whole_hand_floor(hand))
+                else None
+            )
+            if (
+                opening is not None
+                and opening.melds
+                and (opening.value >= rules.opening_min_points or len(opening.leftover) == 1)
+            ):
+                step(Open(tuple(Group(meld.tiles) for meld in opening.melds)))
+            else:
+                pairs = best_pairs(hand, required=taken)
+                if pairs.pair_count >= rules.opening_min_pairs:
+                    step(OpenPairs(tuple((m.tiles[0], m.tiles[1]) for m in pairs.melds)))
+            return
+        if opened_as is OpenedAs.RUNS and opening_value_bound(state.hand_of(seat), rules):
+            for meld in least_leftover(state.hand_of(seat), rules).melds:
+                step(LayDown((Group(meld.tiles),)))
+        if opened_as is OpenedAs.PAIRS or step.state.pairs_on_table():
+            for meld in best_pairs(step.state.hand_of(seat)).melds:
+                step(LayDown((Group(meld.tiles),)))
+        self._lay_off_all(seat, step)
+
+    def _lay_off_all(self, seat: int, step: _Step) -> None:
+        progress = True
+        while progress:
+            progress = False
+            state = step.state
+            okey = state.okey
+            rack = state.seats[seat].rack
+            if len(rack) <= 1:
+                return
+            for index, item in enumerate(state.table):
+                meld = item.meld
+                if meld.kind is MeldKind.PAIR:
+                    continue
+                for tile in rack:
+                    if okey.is_wild(tile):
+                        continue  # keep okeys: laying them off is rarely worth it
+                    face = okey.plays_as(tile)
+                    if meld.kind is MeldKind.SET:
+                        ends: Sequence[End | None] = (None,)
+                        if face % 13 + 1 != meld.number:
+                            continue
+                    else:
+                        if meld.colour is None or face // 13 != meld.colour:
+                            continue
+                        ends = (End.LOW, End.HIGH)
+                    for end in ends:
+                        if step(LayOff(tile, index, end)):
+                            progress = True
+                            break
+                    if progress:
+                        break
+                if progress:
+                    break
+
+
+@dataclass(frozen=True, slots=True)
+class PlayoutStats:
+    actions: int
+    turns: int
+
+
+def play_out(
+    state: HandState, players: Sequence[RandomPlayer], *, max_turns: int = 1000
+) -> tuple[HandState, PlayoutStats]:
+    """Play ``state`` to the end with one player per seat."""
+    actions = 0
+    turns = 0
+    while not state.ended:
+        if turns >= max_turns:
+            raise AssertionError("a playout did not end")
+        steps = players[state.turn].turn(state)
+        actions += len(steps)
+        turns += 1
+        state = steps[-1][1]
+    return state, PlayoutStats(actions, turns)

@@ -1,0 +1,195 @@
+"""What one seat may know, and the moves it may make now.
+
+``view(state, seat)`` is the only thing about a hand that leaves the engine for a player: its own
+rack, everything face up (the table, discards, the indicator, opened seats, +101s), how many tiles
+each other seat holds and how many are in the stock, never another rack or the stock's order.
+Once the hand has ended every rack is shown, as at a real table.
+
+``legal_actions(state, seat)`` lists the moves of the moment; each one applies. Openings come
+from the solver (the best runs-and-sets opening, the best pairs opening, a whole-hand finish),
+new melds from the arrangement that leaves the least in hand, and every single lay-off, okey
+take, give-back and discard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from okey101.engine.actions import (
+    Action,
+    Discard,
+    Draw,
+    End,
+    GiveBack,
+    Group,
+    LayDown,
+    LayOff,
+    Open,
+    OpenPairs,
+    ShowIndicator,
+    TakeDiscard,
+    TakeOkey,
+)
+from okey101.engine.errors import OkeyError
+from okey101.engine.hand import HandResult, HandState, Phase, apply
+from okey101.engine.melds import Meld
+from okey101.engine.solver import (
+    OpenedAs,
+    best_opening,
+    best_pairs,
+    is_playable,
+    lay_down_all_but_one,
+    least_leftover,
+)
+from okey101.engine.tiles import Tile
+
+
+@dataclass(frozen=True, slots=True)
+class OtherSeat:
+    """What a seat can see of another (or its own public side)."""
+
+    seat: int
+    tile_count: int
+    discards: tuple[Tile, ...]
+    opened_as: OpenedAs | None
+    penalties: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    """All that ``seat`` may know about the hand."""
+
+    seat: int
+    rules_name: str
+    version: str
+    indicator: Tile
+    okey_face: int
+    dealer: int
+    turn: int
+    phase: Phase
+    turn_number: int
+    rack: tuple[Tile, ...]
+    # Tiles of the rack whose discard would cost +101 (the okey included).
+    costly_discards: tuple[Tile, ...]
+    table: tuple[tuple[Meld, int], ...]
+    seats: tuple[OtherSeat, ...]
+    stock_count: int
+    takeable: Tile | None
+    taken_this_turn: Tile | None
+    result: HandResult | None
+    # Every rack, once the hand has ended (empty while it is live).
+    revealed_racks: tuple[tuple[Tile, ...], ...] = ()
+
+
+def view(state: HandState, seat: int) -> SeatView:
+    """What ``seat`` may know; never another rack or the stock order while the hand is live."""
+    me = state.seats[seat]
+    melds = state.table_melds()
+    costly = tuple(
+        tile
+        for tile in me.rack
+        if state.okey.is_wild(tile) or is_playable(tile, state.okey, melds, state.rules)
+    )
+    others = tuple(
+        OtherSeat(
+            seat=index,
+            tile_count=len(other.rack),
+            discards=other.discards,
+            opened_as=other.opened_as,
+            penalties=len(other.penalties) * state.rules.penalty_points,
+        )
+        for index, other in enumerate(state.seats)
+    )
+    return SeatView(
+        seat=seat,
+        rules_name=state.rules.name,
+        version=state.version,
+        indicator=state.okey.indicator,
+        okey_face=state.okey.face,
+        dealer=state.dealer,
+        turn=state.turn,
+        phase=state.phase,
+        turn_number=state.turn_number,
+        rack=me.rack,
+        costly_discards=costly,
+        table=tuple((item.meld, item.owner) for item in state.table),
+        seats=others,
+        stock_count=len(state.stock),
+        takeable=state.takeable,
+        taken_this_turn=state.this_turn.taken if state.turn == seat else None,
+        result=state.result,
+        revealed_racks=tuple(s.rack for s in state.seats) if state.ended else (),
+    )
+
+
+def _applies(state: HandState, seat: int, action: Action) -> bool:
+    try:
+        apply(state, seat, action)
+    except OkeyError:
+        return False
+    return True
+
+
+def _distinct_tiles(state: HandState, rack: tuple[Tile, ...]) -> list[Tile]:
+    seen: set[tuple[bool, int]] = set()
+    out = []
+    for tile in rack:
+        key = (state.okey.is_wild(tile), state.okey.plays_as(tile))
+        if key not in seen:
+            seen.add(key)
+            out.append(tile)
+    return out
+
+
+def legal_actions(state: HandState, seat: int) -> list[Action]:
+    """The moves ``seat`` may make now (empty when it is not its turn)."""
+    if state.ended or seat != state.turn:
+        return []
+    candidates: list[Action] = []
+    if state.phase is Phase.DRAW:
+        candidates.extend([Draw(), TakeDiscard(), ShowIndicator()])
+    else:
+        candidates.extend(_play_candidates(state, seat))
+    return [action for action in candidates if _applies(state, seat, action)]
+
+
+def _play_candidates(state: HandState, seat: int) -> list[Action]:
+    me = state.seats[seat]
+    rules = state.rules
+    hand = state.hand_of(seat)
+    out: list[Action] = [GiveBack(), ShowIndicator()]
+    taken = state.this_turn.taken if state.this_turn.taken_unopened else None
+    if me.opened_as is None:
+        opening = best_opening(hand, rules, required=taken)
+        if opening.value >= rules.opening_min_points:
+            out.append(Open(tuple(Group(meld.tiles) for meld in opening.melds)))
+        whole = lay_down_all_but_one(hand, rules)
+        if whole is not None:
+            out.append(Open(tuple(Group(meld.tiles) for meld in whole.melds)))
+        pairs = best_pairs(hand, required=taken)
+        if pairs.pair_count >= rules.opening_min_pairs:
+            out.append(OpenPairs(tuple((meld.tiles[0], meld.tiles[1]) for meld in pairs.melds)))
+    else:
+        if me.opened_as is OpenedAs.RUNS:
+            arrangement = least_leftover(hand, rules)
+            out.extend(LayDown((Group(meld.tiles),)) for meld in arrangement.melds)
+        pairs = best_pairs(hand)
+        out.extend(LayDown((Group(meld.tiles),)) for meld in pairs.melds)
+        distinct = _distinct_tiles(state, me.rack)
+        for index, item in enumerate(state.table):
+            for tile in distinct:
+                if item.meld.colour is not None and item.meld.kind.value == "run":
+                    out.append(LayOff(tile, index, End.LOW))
+                    out.append(LayOff(tile, index, End.HIGH))
+                else:
+                    out.append(LayOff(tile, index))
+            if any(item.meld.wild):
+                for tile in distinct:
+                    out.append(TakeOkey(index, (tile,)))
+                if len(item.meld.tiles) == 3:
+                    for first in distinct:
+                        for second in distinct:
+                            if first.id < second.id:
+                                out.append(TakeOkey(index, (first, second)))
+    out.extend(Discard(tile) for tile in _distinct_tiles(state, me.rack))
+    return out
