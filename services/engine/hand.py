@@ -236,6 +236,37 @@ def _must_keep_a_tile(rack: Sequence[Tile]) -> None:
         raise RuleViolation("MUST_KEEP_TILE")
 
 
+def _must_keep_a_discard(state: HandState, seat: int, rest: tuple[Tile, ...]) -> None:
+    """A tile must be left, and one the player may then discard: a lay-off or a new meld that
+    leaves only the unused tile taken from the left is refused (it could not be thrown, oyna:
+    "you cannot finish by throwing it as your last tile"), else the turn could not end."""
+    _must_keep_a_tile(rest)
+    if len(rest) == 1:
+        me = dataclasses.replace(state.seats[seat], rack=rest)
+        _check_taken_discard(state, me, rest[0], ())
+
+
+def _check_taken_discard(state: HandState, me: Seat, tile: Tile, rest: Sequence[Tile]) -> None:
+    """Whether ``me`` may discard ``tile`` (leaving ``rest``), given the tile taken from the left
+    this turn: the most specific reason first (thrown back, thrown last), then the policy's."""
+    taken = state.this_turn.taken
+    if taken is None or all(t.id != taken.id for t in me.rack):
+        return
+    rules = state.rules
+    if tile.id == taken.id:
+        if not rest and rules.taken_tile_may_not_finish:
+            raise RuleViolation("TAKEN_TILE_CANNOT_FINISH", tile=str(taken))
+        if rules.taken_tile_may_not_be_discarded:
+            raise RuleViolation("TAKEN_TILE_THROWN_BACK", tile=str(taken))
+    policy = rules.left_discard
+    if policy is LeftDiscardPolicy.USE_THIS_TURN:
+        raise RuleViolation("TAKEN_TILE_NOT_USED", tile=str(taken))
+    if policy is LeftDiscardPolicy.GIVE_BACK_FOR_PENALTY:
+        raise RuleViolation("TAKEN_TILE_MUST_GO_DOWN", tile=str(taken))
+    if state.this_turn.taken_unopened and me.opened_as is None:
+        raise RuleViolation("TAKE_ONLY_TO_OPEN", tile=str(taken))
+
+
 def _build_groups(state: HandState, groups: Sequence[Group]) -> list[Meld]:
     melds = []
     for group in groups:
@@ -456,7 +487,7 @@ def _lay_down(state: HandState, seat: int, action: LayDown) -> tuple[HandState, 
     tiles = [tile for group in action.groups for tile in group.tiles]
     rest = _take_from_rack(me.rack, tiles)
     melds = _build_groups(state, action.groups)
-    _must_keep_a_tile(rest)
+    _must_keep_a_discard(state, seat, rest)
     start = len(state.table)
     new = dataclasses.replace(
         state,
@@ -492,6 +523,7 @@ def _lay_off(state: HandState, seat: int, action: LayOff) -> tuple[HandState, tu
     rest = _take_from_rack(me.rack, [action.tile])
     _must_keep_a_tile(rest)
     grown = _extend(meld, action.tile, action.end, state.okey, rules)
+    _must_keep_a_discard(state, seat, rest)
     table = list(state.table)
     table[action.meld] = TableMeld(grown, state.table[action.meld].owner)
     new = dataclasses.replace(
@@ -667,20 +699,7 @@ def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, t
     rules = state.rules
     tile = action.tile
     rest = _take_from_rack(me.rack, [tile])
-    taken = state.this_turn.taken
-    taken_on_rack = taken is not None and any(t.id == taken.id for t in me.rack)
-    if taken is not None and taken_on_rack:
-        policy = rules.left_discard
-        if policy is LeftDiscardPolicy.USE_THIS_TURN:
-            raise RuleViolation("TAKEN_TILE_NOT_USED", tile=str(taken))
-        if policy is LeftDiscardPolicy.GIVE_BACK_FOR_PENALTY:
-            raise RuleViolation("TAKEN_TILE_MUST_GO_DOWN", tile=str(taken))
-        if state.this_turn.taken_unopened and me.opened_as is None:
-            raise RuleViolation("TAKE_ONLY_TO_OPEN", tile=str(taken))
-        if tile.id == taken.id and rules.taken_tile_may_not_be_discarded:
-            raise RuleViolation("TAKEN_TILE_THROWN_BACK", tile=str(taken))
-        if tile.id == taken.id and not rest and rules.taken_tile_may_not_finish:
-            raise RuleViolation("TAKEN_TILE_CANNOT_FINISH", tile=str(taken))
+    _check_taken_discard(state, me, tile, rest)
     events: list[Event] = [Event("discarded", seat, tiles=(tile,))]
     finishing = not rest
     penalties = me.penalties

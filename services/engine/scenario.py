@@ -22,6 +22,10 @@ Readings of the format (documented here and in docs/scenarios.md):
   rack (a face the rack does not hold is the move's rejection ``TILE_NOT_IN_RACK``). A group may
   be a list of tiles or ``{tiles: [...], okey_as: [...]}``.
 - ``expect`` compares what it names: seats it does not list are not checked.
+- A rejected move in ``expect.moves`` may also name the sentence:
+  ``{rejected: CODE, message: "..."}`` holds only if the engine's English sentence is exactly that.
+- ``open_pairs`` with a group of three or more tiles is the engine's ``OPENING_MIXES_PAIRS`` (runs
+  or sets in a pairs opening); a group of one tile is ``NOT_A_PAIR``.
 """
 
 from __future__ import annotations
@@ -385,6 +389,8 @@ def build_action(state: HandState, move: Mapping[str, Any]) -> Action:
         pairs = []
         for raw in value:
             group = _group(picker, raw)
+            if len(group.tiles) > 2:
+                raise RuleViolation("OPENING_MIXES_PAIRS")
             if len(group.tiles) != 2:
                 raise RuleViolation("NOT_A_PAIR")
             pairs.append((group.tiles[0], group.tiles[1]))
@@ -478,5 +484,8 @@ def _compare_move(index: int, want: object, got: MoveOutcome) -> list[str]:
             return [f"{label}: expected rejected {code}, was ok"]
         if got.code != code:
             return [f"{label}: expected rejected {code}, got {got.code}: {got.message}"]
+        message = want.get("message")
+        if message is not None and got.message != message:
+            return [f"{label}: expected the sentence {message!r}, got {got.message!r}"]
         return []
     raise _fail(f"expect.moves[{index}]: '{want}' is not ok, rejected or {{rejected: CODE}}")

@@ -156,6 +156,33 @@ def _set_options(available: tuple[int, ...], okeys: int) -> tuple[tuple[tuple[in
     return tuple(options)
 
 
+def _room(taken: tuple[int, ...], wild: int) -> int:
+    """How many more okeys can top up the sets of (taken, wild), one at a time."""
+    room = 0
+    while (taken, wild + room + 1) in _SET_SPLITS:
+        room += 1
+    return room
+
+
+_SET_ROOM: dict[tuple[tuple[int, ...], int], int] = {key: _room(*key) for key in _SET_SPLITS}
+
+
+@lru_cache(maxsize=4096)
+def _lean_set_options(
+    available: tuple[int, ...], okeys: int
+) -> tuple[tuple[tuple[int, ...], int], ...]:
+    """The set options the search must branch on when the leaves handle the rest.
+
+    Left out: an okey that only tops up a set the tiles make anyway (the leaf adds it), and a
+    single tile with two okeys (the leaf tries it for every tile).
+    """
+    return tuple(
+        (taken, wild)
+        for taken, wild in _set_options(available, okeys)
+        if sum(taken) >= 2 and (wild == 0 or (taken, wild - 1) not in _SET_SPLITS)
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # Runs: a dynamic programme over one colour's places.
 
@@ -314,32 +341,73 @@ def _clusters_value(code: int, required_place: int, okey_worth: int, okeys: int)
     No run crosses a gap wider than the okeys there are, so each cluster (with ``okeys`` places
     of room on each side) is solved alone, cached by its shape, and the okeys shared out.
     """
+    return _merge_clusters(code, required_place, okey_worth, okeys)[0]
+
+
+def _clusters(code: int, okeys: int, required_place: int) -> list[tuple[int, int, int, int]]:
+    """The clusters of a colour: (first place, pattern, length, required place inside or 0)."""
     counts = [(code >> (2 * (number - 1))) & 3 for number in range(1, 14)]
-    clusters: list[list[int]] = []
+    groups: list[list[int]] = []
     for index, count in enumerate(counts):
         if not count:
             continue
-        if clusters and index - clusters[-1][-1] - 1 <= okeys:
-            clusters[-1].append(index)
+        if groups and index - groups[-1][-1] - 1 <= okeys:
+            groups[-1].append(index)
         else:
-            clusters.append([index])
-    totals: list[int] = [0] + [_IMPOSSIBLE] * okeys
-    for cluster in clusters:
-        start, end = cluster[0], cluster[-1]
+            groups.append([index])
+    out = []
+    for group in groups:
+        start, end = group[0], group[-1]
         pattern = 0
-        for index in cluster:
+        for index in group:
             pattern |= counts[index] << (2 * (index - start))
         inside = required_place if start + 1 <= required_place <= end + 1 else 0
-        values = _cluster_values(start + 1, pattern, end - start + 1, inside, okey_worth, okeys)
+        out.append((start + 1, pattern, end - start + 1, inside))
+    return out
+
+
+def _merge_clusters(
+    code: int, required_place: int, okey_worth: int, okeys: int
+) -> tuple[tuple[int, ...], list[tuple[int, int, int, int]], list[list[int]]]:
+    """Best totals for exactly 0..okeys okeys over a colour's clusters; the clusters; and for
+    each total, the okeys each cluster gets (to trace it)."""
+    totals: list[int] = [0] + [_IMPOSSIBLE] * okeys
+    shares: list[list[int]] = [[] for _ in range(okeys + 1)]
+    clusters = _clusters(code, okeys, required_place)
+    for cluster in clusters:
+        values = _cluster_values(*cluster, okey_worth, okeys)
         merged = [_IMPOSSIBLE] * (okeys + 1)
+        merged_shares: list[list[int]] = [[] for _ in range(okeys + 1)]
         for have, have_value in enumerate(totals):
             if have_value == _IMPOSSIBLE:
                 continue
             for add, add_value in enumerate(values[: okeys + 1 - have]):
                 if add_value != _IMPOSSIBLE and have_value + add_value > merged[have + add]:
                     merged[have + add] = have_value + add_value
-        totals = merged
-    return tuple(totals)
+                    merged_shares[have + add] = [*shares[have], add]
+        totals, shares = merged, merged_shares
+    return tuple(totals), clusters, shares
+
+
+@lru_cache(maxsize=1 << 14)
+def _cluster_trace(
+    start: int,
+    pattern: int,
+    length: int,
+    required_place: int,
+    okey_worth: int,
+    okeys: int,
+    used: int,
+) -> tuple[tuple[tuple[int, bool], ...], ...]:
+    """The runs of a cluster's best solution with exactly ``used`` of ``okeys`` okeys."""
+    low = max(1, start - okeys)
+    high = min(13, start + length - 1 + okeys)
+    places = [0] * (high + 1)
+    for offset in range(length):
+        places[start + offset] = (pattern >> (2 * offset)) & 3
+    runs = _ColourRuns(tuple(places), required_place, okey_worth, okeys)
+    runs.solve(low, used)
+    return tuple(tuple(run) for run in runs.trace(used, first=low))
 
 
 @lru_cache(maxsize=1 << 15)
@@ -360,6 +428,14 @@ def _trace_colour(
     code: int, high_one: bool, required_place: int, okey_worth: int, okeys: int
 ) -> list[list[tuple[int, bool]]]:
     target = _colour_values(code, high_one, required_place, okey_worth, okeys)[okeys]
+    if not (high_one and code & 3 and (okeys or code >> 20)):
+        totals, clusters, shares = _merge_clusters(code, required_place, okey_worth, okeys)
+        assert totals[okeys] == target
+        return [
+            list(run)
+            for cluster, used in zip(clusters, shares[okeys], strict=True)
+            for run in _cluster_trace(*cluster, okey_worth, okeys, used)
+        ]
     ones = code & 3
     for ones_high in range(ones + 1 if high_one else 1):
         runs = _ColourRuns(
@@ -441,6 +517,43 @@ def _solve(problem: _Problem) -> _Best:
     best = _Best()
     chosen: list[tuple[int, tuple[int, ...], int]] = []
     high_one = problem.high_one
+    okey_worth = problem.okey_worth
+    # Without a required tile the search leaves two okey choices to the leaves, where they are
+    # cheap: an okey topping up a set already made (it earns the set's number) and a set of one
+    # tile with both okeys. With a required tile it tries every set option (a rare, small case).
+    lean = problem.required_face == -1
+
+    def tile_gain(number: int) -> int:
+        return 1 if okey_worth == COUNT_TILES else number
+
+    def okey_gain(number: int) -> int:
+        return 1 if okey_worth == COUNT_TILES else (okey_worth or number)
+
+    def record(
+        total: int,
+        codes_now: Sequence[int],
+        split: tuple[int, ...],
+        required_done: bool,
+        topped: Sequence[int] = (),
+        pair_set: tuple[int, int] | None = None,
+    ) -> None:
+        if total <= best.value:
+            return
+        sets = list(chosen)
+        for index in topped:
+            number, taken, wild = sets[index]
+            sets[index] = (number, taken, wild + 1)
+        final_codes = list(codes_now)
+        if pair_set is not None:
+            colour, number = pair_set
+            taken = tuple(1 if c == colour else 0 for c in range(4))
+            sets.append((number, taken, 2))
+            final_codes[colour] -= 1 << (2 * (number - 1))
+        best.value = total
+        best.sets = tuple(sets)
+        best.codes = tuple(final_codes)
+        best.okey_split = split
+        best.required_colour = required_colour if not required_done else -1
 
     def leaf(codes_now: list[int], okeys_left: int, set_value: int, required_done: bool) -> None:
         values = [
@@ -448,23 +561,81 @@ def _solve(problem: _Problem) -> _Best:
                 codes_now[colour],
                 high_one,
                 required_number if (colour == required_colour and not required_done) else 0,
-                problem.okey_worth,
+                okey_worth,
                 okeys_left,
             )
             for colour in range(4)
         ]
-        run_value, split = _share_okeys(values, okeys_left)
-        if run_value == _IMPOSSIBLE:
-            return
-        total = set_value + run_value
-        if problem.required_face == -2 and (okeys_left - sum(split)) < problem.okeys:
-            total += _REQUIRED_BONUS
-        if total > best.value:
-            best.value = total
-            best.sets = tuple(chosen)
-            best.codes = tuple(codes_now)
-            best.okey_split = split
-            best.required_colour = required_colour if not required_done else -1
+        # Okeys topping up sets already made, the rest shared out among the runs.
+        units: list[tuple[int, int]] = []
+        if lean and okeys_left:
+            for index, (number, taken, wild) in enumerate(chosen):
+                room = _SET_ROOM[(taken, wild)]
+                units.extend((okey_gain(number), index) for _ in range(min(room, okeys_left)))
+            units.sort(reverse=True)
+        topped_gain = 0
+        for topped in range(min(okeys_left, len(units)) + 1):
+            if topped:
+                topped_gain += units[topped - 1][0]
+            run_value, split = _share_okeys(values, okeys_left - topped)
+            if run_value == _IMPOSSIBLE:
+                continue
+            total = set_value + topped_gain + run_value
+            if problem.required_face == -2 and (okeys_left - sum(split)) < problem.okeys:
+                total += _REQUIRED_BONUS
+            record(total, codes_now, split, required_done, [i for _, i in units[:topped]])
+        if lean and okeys_left == 2:
+            # Both okeys in a set with one tile left over from the runs' colour.
+            base = sum(colour_values[0] for colour_values in values)
+            for colour in range(4):
+                code = codes_now[colour]
+                if not code:
+                    continue
+                for number in range(13, 0, -1):
+                    if not (code >> (2 * (number - 1))) & 3:
+                        continue
+                    gain = tile_gain(number) + 2 * okey_gain(number)
+                    if set_value + base + gain <= best.value:
+                        break  # lower numbers gain less still
+                    less = code - (1 << (2 * (number - 1)))
+                    without = _colour_values(less, high_one, 0, okey_worth, 0)[0]
+                    total = set_value + base - values[colour][0] + without + gain
+                    split = (0, 0, 0, 0)
+                    record(total, codes_now, split, required_done, (), (colour, number))
+
+    # future_tiles[k][i]: the most real tiles sets could take at candidate i and after it with
+    # k okeys to help, as sets count them (sets at earlier numbers take no tile from later ones).
+    future_tiles = [[0] * (len(candidates) + 1) for _ in range(problem.okeys + 1)]
+    for okeys_there in range(problem.okeys + 1):
+        row = future_tiles[okeys_there]
+        for position in range(len(candidates) - 1, -1, -1):
+            later = candidates[position][0]
+            available = tuple(counts[face_of(colour, later)] for colour in range(4))
+            options = _set_options(available, okeys_there)
+            most = max((sum(taken) for taken, _wild in options), default=0)
+            row[position] = row[position + 1] + most * tile_gain(later)
+
+    def bound(index: int, codes_now: list[int], okeys_left: int) -> int:
+        """At least what any leaf below can add to the sets made so far.
+
+        Runs only lose tiles further down, so the runs as the tiles stand (with every okey left)
+        bound them; a tile at a number still to come may go into a set instead, so it counts
+        again; every okey may earn a set's number instead; and a set of one tile with two okeys
+        may use a tile no run uses.
+        """
+        values = [
+            _colour_values(codes_now[colour], high_one, 0, okey_worth, okeys_left)
+            for colour in range(4)
+        ]
+        # j okeys in runs, the others in sets at 13 at most (with two okeys in a set of one
+        # tile, that tile too).
+        most = 0
+        for in_runs in range(okeys_left + 1):
+            runs, _split = _share_okeys(values, in_runs)
+            in_sets = okeys_left - in_runs
+            extra = in_sets * okey_gain(13) + (tile_gain(13) if in_sets == 2 else 0)
+            most = max(most, runs + extra)
+        return most + future_tiles[okeys_left][index]
 
     def search(
         index: int, codes_now: list[int], okeys_left: int, set_value: int, required_done: bool
@@ -475,17 +646,20 @@ def _solve(problem: _Problem) -> _Best:
         number, forced = candidates[index]
         shift = 2 * (number - 1)
         current = tuple((codes_now[colour] >> shift) & 3 for colour in range(4))
-        options = _set_options(current, okeys_left)
+        options = (_lean_set_options if lean else _set_options)(current, okeys_left)
+        if (
+            lean
+            and best.value > 0
+            and set_value + bound(index, codes_now, okeys_left) <= best.value
+        ):
+            return  # nothing below can beat the best found
         if forced and options:
             options = options[:1]
         else:
             search(index + 1, codes_now, okeys_left, set_value, required_done)
         for taken, wild in options:
             new_codes = [codes_now[colour] - (taken[colour] << shift) for colour in range(4)]
-            if problem.okey_worth == COUNT_TILES:
-                gain = sum(taken) + wild
-            else:
-                gain = sum(taken) * number + wild * (problem.okey_worth or number)
+            gain = sum(taken) * tile_gain(number) + wild * okey_gain(number)
             done = required_done or (
                 number == required_number and required_colour >= 0 and taken[required_colour] > 0
             )
