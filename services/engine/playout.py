@@ -39,6 +39,7 @@ from okey101.engine.solver import (
     best_pairs,
     least_leftover,
     opening_value_bound,
+    quick_value_bound,
 )
 
 # How often a random player tries to take the left discard rather than draw.
@@ -128,10 +129,11 @@ class RandomPlayer:
             taken = state.this_turn.taken if state.this_turn.taken_unopened else None
             # The whole hand laid down needs every tile but one in melds: a value bound says
             # quickly when neither that nor a 101 opening can be.
-            bound = opening_value_bound(hand, rules, required=taken)
+            needed = min(rules.opening_min_points, _whole_hand_floor(hand))
             opening = (
                 best_opening(hand, rules, required=taken)
-                if bound >= min(rules.opening_min_points, _whole_hand_floor(hand))
+                if quick_value_bound(hand, rules) >= needed
+                and opening_value_bound(hand, rules, required=taken) >= needed
                 else None
             )
             if (
@@ -145,8 +147,9 @@ class RandomPlayer:
                 if pairs.pair_count >= rules.opening_min_pairs:
                     step(OpenPairs(tuple((m.tiles[0], m.tiles[1]) for m in pairs.melds)))
             return
-        if opened_as is OpenedAs.RUNS and opening_value_bound(state.hand_of(seat), rules):
-            for meld in least_leftover(state.hand_of(seat), rules).melds:
+        hand = state.hand_of(seat)
+        if opened_as is OpenedAs.RUNS and quick_value_bound(hand, rules):
+            for meld in least_leftover(hand, rules).melds:
                 step(LayDown((Group(meld.tiles),)))
         if opened_as is OpenedAs.PAIRS or step.state.pairs_on_table():
             for meld in best_pairs(step.state.hand_of(seat)).melds:

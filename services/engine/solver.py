@@ -781,6 +781,54 @@ def _best_runs_and_sets(
     return _build(best, problem, hand, rules, wild, pools)
 
 
+def _meldable_faces(hand: Hand, rules: RuleSet) -> tuple[int, list[tuple[int, int]]]:
+    """The okeys held, and (face, count) of every face that could be in some meld at all: in
+    reach of a run given the okeys held, or on a number with enough colours for a set."""
+    okey = hand.okey
+    okeys = 0
+    counts = [0] * FACE_COUNT
+    for tile in hand.tiles:
+        if okey.is_wild(tile):
+            okeys += 1
+        else:
+            counts[okey.plays_as(tile)] += 1
+    top = HIGH_ONE if rules.run_may_end_12_13_1 else 13
+
+    def held(colour: int, place: int) -> bool:
+        return counts[colour * 13 + (1 if place == HIGH_ONE else place) - 1] > 0
+
+    meldable: list[tuple[int, int]] = []
+    for face in range(FACE_COUNT):
+        count = counts[face]
+        if not count:
+            continue
+        colour, number = face // 13, face % 13 + 1
+        colours_here = sum(1 for c in range(4) if counts[c * 13 + number - 1])
+        places = (number, HIGH_ONE) if number == 1 and top == HIGH_ONE else (number,)
+        if colours_here + okeys >= 3 or any(
+            sum(1 for other in range(low, low + 3) if other != place and not held(colour, other))
+            <= okeys
+            for place in places
+            for low in range(max(1, place - 2), min(place, top - 2) + 1)
+        ):
+            meldable.append((face, count))
+    return okeys, meldable
+
+
+def quick_value_bound(hand: Hand, rules: RuleSet) -> int:
+    """A cheap upper bound on any runs-and-sets value of ``hand``, without solving: the tiles
+    that could be in some meld at all, and every okey at 13. A quick "no" for the many hands
+    that cannot open."""
+    okeys, meldable = _meldable_faces(hand, rules)
+    return okeys * 13 + sum(count * (face % 13 + 1) for face, count in meldable)
+
+
+def quick_tiles_bound(hand: Hand, rules: RuleSet) -> int:
+    """A cheap upper bound on how many tiles of ``hand`` can go down as runs and sets."""
+    okeys, meldable = _meldable_faces(hand, rules)
+    return okeys + sum(count for _face, count in meldable)
+
+
 def opening_value_bound(hand: Hand, rules: RuleSet, *, required: Tile | None = None) -> int:
     """The best runs-and-sets value of ``hand`` without building it, every tile allowed.
 
@@ -1031,13 +1079,16 @@ def can_use(
     if opened_as is None:
         minimum = rules.opening_min_points
         if (
-            opening_value_bound(full, rules, required=tile) >= minimum
+            quick_value_bound(full, rules) >= minimum
+            and opening_value_bound(full, rules, required=tile) >= minimum
             and best_opening(full, rules, required=tile).value >= minimum
         ):
             return True
         if best_pairs(full, required=tile).pair_count >= rules.opening_min_pairs:
             return True
         # The whole hand laid down with it, another tile kept to discard.
+        if quick_tiles_bound(full, rules) < len(full.tiles) - 1:
+            return False
         down = most_tiles_down(full, rules, required=tile)
         if down == len(full.tiles) - 1:
             return True
@@ -1051,13 +1102,56 @@ def can_use(
     )
     if may_pair and _pairs_with(tile, hand):
         return True
-    if opened_as is OpenedAs.RUNS and best_opening(full, rules, required=tile).melds:
+    if opened_as is OpenedAs.RUNS and _in_a_new_meld(tile, hand, rules):
         return True
     if opened_as is OpenedAs.PAIRS and not rules.pairs_opener_may_lay_off:
         return False
     if rules.may_take_okey_back and _replaces_okey(tile, hand, table, rules):
         return True
     return _lays_off(tile, hand, table, rules, okey)
+
+
+def _in_a_new_meld(tile: Tile, hand: Hand, rules: RuleSet) -> bool:
+    """Whether ``tile`` and two or three tiles of ``hand`` make a run or a set, keeping a tile.
+
+    Any arrangement that uses the tile holds a meld with it, and a meld of three (four for a
+    set of four) needs no more than the tiles around the tile's own place or number.
+    """
+    if len(hand.tiles) < 3:
+        return False
+    okey = hand.okey
+    if okey.is_wild(tile):
+        return _okey_meld_with(hand, rules)
+    face = okey.plays_as(tile)
+    _okeys, meldable = _meldable_faces(hand.with_tile(tile), rules)
+    return any(meldable_face == face for meldable_face, _count in meldable)
+
+
+def _okey_meld_with(hand: Hand, rules: RuleSet) -> bool:
+    """Whether an okey and two tiles of ``hand`` make a run or a set."""
+    okey = hand.okey
+    if any(okey.is_wild(tile) for tile in hand.tiles):
+        return True  # okey, okey and any tile
+    top = HIGH_ONE if rules.run_may_end_12_13_1 else 13
+    faces = sorted({okey.plays_as(tile) for tile in hand.tiles})
+    for index, first in enumerate(faces):
+        for second in faces[index + 1 :]:
+            if first % 13 == second % 13:
+                return True  # two colours of one number and the okey
+            if first // 13 != second // 13:
+                continue
+            for low, high in _places_pairs(first % 13 + 1, second % 13 + 1, top):
+                gap = high - low
+                if gap == 2 or (gap == 1 and (low > 1 or high < top)):
+                    return True
+    return False
+
+
+def _places_pairs(a: int, b: int, top: int) -> list[tuple[int, int]]:
+    """The places two numbers of one colour can take in a run (a 1 may also be place 14)."""
+    firsts = [a] + ([HIGH_ONE] if a == 1 and top == HIGH_ONE else [])
+    seconds = [b] + ([HIGH_ONE] if b == 1 and top == HIGH_ONE else [])
+    return [(min(x, y), max(x, y)) for x in firsts for y in seconds if x != y]
 
 
 def _pairs_with(tile: Tile, hand: Hand) -> bool:
