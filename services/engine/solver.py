@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
-from okey101.engine.melds import HIGH_ONE, Meld, MeldKind, make_meld, make_pair
+from okey101.engine.melds import HIGH_ONE, Meld, MeldKind, make_pair
 from okey101.engine.rules import RuleSet
 from okey101.engine.tiles import (
     FACE_COUNT,
@@ -306,76 +306,82 @@ class _ColourRuns:
         return runs
 
 
-def _colour_places(code: int, ones_high: int, high_one: bool) -> tuple[int, ...]:
-    counts = [0] + [(code >> (2 * (number - 1))) & 3 for number in range(1, 14)]
-    counts[1] -= ones_high
-    if high_one:
-        counts.append(ones_high)
-    return tuple(counts)
-
-
 @lru_cache(maxsize=1 << 16)
 def _colour_values(
     code: int, high_one: bool, required_place: int, okey_worth: int, okeys: int
 ) -> tuple[int, ...]:
     """Best run value of one colour with exactly 0..``okeys`` okeys (``_IMPOSSIBLE`` if none)."""
-    # A 1 may close 12-13-1 when the colour has an 11-13 or okeys to stand for them.
-    if not (high_one and code & 3 and (okeys or code >> 20)):
-        return _clusters_value(code, required_place, okey_worth, okeys)
-    # A 1 that may close 12-13-1: one programme over the whole colour.
     best = [_IMPOSSIBLE] * (okeys + 1)
-    ones = code & 3
-    for ones_high in range(ones + 1):
-        runs = _ColourRuns(
-            _colour_places(code, ones_high, high_one), required_place, okey_worth, okeys
-        )
-        for count in range(okeys + 1):
-            value = runs.solve(1, count)
-            best[count] = max(best[count], value)
+    for ones_high in _ones_high_choices(code, high_one, okeys):
+        totals = _merge_clusters(code, required_place, okey_worth, okeys, ones_high)[0]
+        best = [max(have, new) for have, new in zip(best, totals, strict=True)]
     return tuple(best)
 
 
-def _clusters_value(code: int, required_place: int, okey_worth: int, okeys: int) -> tuple[int, ...]:
-    """A colour as independent clusters: tiles whose gaps ``okeys`` okeys could bridge.
+def _ones_high_choices(code: int, high_one: bool, okeys: int) -> range:
+    """How many of a colour's 1s may be tried as the 1 of 12-13-1 (place 14).
 
-    No run crosses a gap wider than the okeys there are, so each cluster (with ``okeys`` places
-    of room on each side) is solved alone, cached by its shape, and the okeys shared out.
+    Only where a 12 and a 13 (or okeys standing for them) could come before it.
     """
-    return _merge_clusters(code, required_place, okey_worth, okeys)[0]
+    ones = code & 3
+    twelve_thirteen = bool((code >> 22) & 3) + bool((code >> 24) & 3)
+    if high_one and ones and twelve_thirteen + okeys >= 2:
+        return range(ones + 1)
+    return range(1)
 
 
-def _clusters(code: int, okeys: int, required_place: int) -> list[tuple[int, int, int, int]]:
-    """The clusters of a colour: (first place, pattern, length, required place inside or 0)."""
-    counts = [(code >> (2 * (number - 1))) & 3 for number in range(1, 14)]
+def _clusters(
+    code: int, okeys: int, required_place: int, ones_high: int
+) -> list[tuple[int, int, int, int]]:
+    """A colour's clusters: (first place, pattern, length, the required place if inside, else 0).
+
+    Places run 1..13, and to 14 when ``ones_high`` of the colour's 1s are tried there. A
+    required 1 counts at place 1 and at 14: its bonus is earned once, in the first cluster
+    that holds either (the solver tries every split of the 1s, so no solution is missed).
+    """
+    counts = [0] + [(code >> (2 * (number - 1))) & 3 for number in range(1, 14)]
+    counts[1] -= ones_high
+    if ones_high:
+        counts.append(ones_high)
     groups: list[list[int]] = []
-    for index, count in enumerate(counts):
-        if not count:
+    for place in range(1, len(counts)):
+        if not counts[place]:
             continue
-        if groups and index - groups[-1][-1] - 1 <= okeys:
-            groups[-1].append(index)
+        if groups and place - groups[-1][-1] - 1 <= okeys:
+            groups[-1].append(place)
         else:
-            groups.append([index])
+            groups.append([place])
     out = []
+    bonus_given = False
     for group in groups:
-        start, end = group[0], group[-1]
+        first, last = group[0], group[-1]
         pattern = 0
-        for index in group:
-            pattern |= counts[index] << (2 * (index - start))
-        inside = required_place if start + 1 <= required_place <= end + 1 else 0
-        out.append((start + 1, pattern, end - start + 1, inside))
+        for place in group:
+            pattern |= counts[place] << (2 * (place - first))
+        inside = 0
+        if not bonus_given and required_place:
+            holds = first <= required_place <= last or (required_place == 1 and last == HIGH_ONE)
+            if holds:
+                inside, bonus_given = required_place, True
+        out.append((first, pattern, last - first + 1, inside))
     return out
 
 
 def _merge_clusters(
-    code: int, required_place: int, okey_worth: int, okeys: int
+    code: int, required_place: int, okey_worth: int, okeys: int, ones_high: int = 0
 ) -> tuple[tuple[int, ...], list[tuple[int, int, int, int]], list[list[int]]]:
     """Best totals for exactly 0..okeys okeys over a colour's clusters; the clusters; and for
-    each total, the okeys each cluster gets (to trace it)."""
+    each total, the okeys each cluster gets (to trace it).
+
+    No run crosses a gap wider than the okeys there are, so each cluster (with ``okeys`` places
+    of room on each side) is solved alone, cached by its shape, and the okeys shared out.
+    """
     totals: list[int] = [0] + [_IMPOSSIBLE] * okeys
     shares: list[list[int]] = [[] for _ in range(okeys + 1)]
-    clusters = _clusters(code, okeys, required_place)
+    clusters = _clusters(code, okeys, required_place, ones_high)
+    top = HIGH_ONE if ones_high else 13
     for cluster in clusters:
-        values = _cluster_values(*cluster, okey_worth, okeys)
+        values = _cluster_values(*cluster, okey_worth, okeys, top)
         merged = [_IMPOSSIBLE] * (okeys + 1)
         merged_shares: list[list[int]] = [[] for _ in range(okeys + 1)]
         for have, have_value in enumerate(totals):
@@ -389,6 +395,39 @@ def _merge_clusters(
     return tuple(totals), clusters, shares
 
 
+def _cluster_runs(
+    start: int,
+    pattern: int,
+    length: int,
+    required_place: int,
+    okey_worth: int,
+    okeys: int,
+    top: int,
+) -> tuple[_ColourRuns, int]:
+    """The run programme of one cluster, and the place it starts from."""
+    low = max(1, start - okeys)
+    high = min(top, start + length - 1 + okeys)
+    places = [0] * (high + 1)
+    for offset in range(length):
+        places[start + offset] = (pattern >> (2 * offset)) & 3
+    return _ColourRuns(tuple(places), required_place, okey_worth, okeys), low
+
+
+@lru_cache(maxsize=1 << 15)
+def _cluster_values(
+    start: int,
+    pattern: int,
+    length: int,
+    required_place: int,
+    okey_worth: int,
+    okeys: int,
+    top: int,
+) -> tuple[int, ...]:
+    """Best run values of one cluster (places ``start``.., 2 bits a place) for 0..okeys okeys."""
+    runs, low = _cluster_runs(start, pattern, length, required_place, okey_worth, okeys, top)
+    return tuple(runs.solve(low, count) for count in range(okeys + 1))
+
+
 @lru_cache(maxsize=1 << 14)
 def _cluster_trace(
     start: int,
@@ -397,52 +436,31 @@ def _cluster_trace(
     required_place: int,
     okey_worth: int,
     okeys: int,
+    top: int,
     used: int,
 ) -> tuple[tuple[tuple[int, bool], ...], ...]:
     """The runs of a cluster's best solution with exactly ``used`` of ``okeys`` okeys."""
-    low = max(1, start - okeys)
-    high = min(13, start + length - 1 + okeys)
-    places = [0] * (high + 1)
-    for offset in range(length):
-        places[start + offset] = (pattern >> (2 * offset)) & 3
-    runs = _ColourRuns(tuple(places), required_place, okey_worth, okeys)
+    runs, low = _cluster_runs(start, pattern, length, required_place, okey_worth, okeys, top)
     runs.solve(low, used)
     return tuple(tuple(run) for run in runs.trace(used, first=low))
-
-
-@lru_cache(maxsize=1 << 15)
-def _cluster_values(
-    start: int, pattern: int, length: int, required_place: int, okey_worth: int, okeys: int
-) -> tuple[int, ...]:
-    """Best run values of one cluster (places ``start``.., 2 bits a place) for 0..okeys okeys."""
-    low = max(1, start - okeys)
-    high = min(13, start + length - 1 + okeys)
-    places = [0] * (high + 1)
-    for offset in range(length):
-        places[start + offset] = (pattern >> (2 * offset)) & 3
-    runs = _ColourRuns(tuple(places), required_place, okey_worth, okeys)
-    return tuple(runs.solve(low, count) for count in range(okeys + 1))
 
 
 def _trace_colour(
     code: int, high_one: bool, required_place: int, okey_worth: int, okeys: int
 ) -> list[list[tuple[int, bool]]]:
+    """The runs of a colour's best solution with exactly ``okeys`` okeys."""
     target = _colour_values(code, high_one, required_place, okey_worth, okeys)[okeys]
-    if not (high_one and code & 3 and (okeys or code >> 20)):
-        totals, clusters, shares = _merge_clusters(code, required_place, okey_worth, okeys)
-        assert totals[okeys] == target
-        return [
-            list(run)
-            for cluster, used in zip(clusters, shares[okeys], strict=True)
-            for run in _cluster_trace(*cluster, okey_worth, okeys, used)
-        ]
-    ones = code & 3
-    for ones_high in range(ones + 1 if high_one else 1):
-        runs = _ColourRuns(
-            _colour_places(code, ones_high, high_one), required_place, okey_worth, okeys
+    for ones_high in _ones_high_choices(code, high_one, okeys):
+        totals, clusters, shares = _merge_clusters(
+            code, required_place, okey_worth, okeys, ones_high
         )
-        if runs.solve(1, okeys) == target:
-            return runs.trace(okeys)
+        if totals[okeys] == target:
+            top = HIGH_ONE if ones_high else 13
+            return [
+                list(run)
+                for cluster, used in zip(clusters, shares[okeys], strict=True)
+                for run in _cluster_trace(*cluster, okey_worth, okeys, top, used)
+            ]
     raise AssertionError("colour trace found no solution")
 
 
@@ -513,6 +531,7 @@ def _solve(problem: _Problem) -> _Best:
                 for colour, count in enumerate(available)
             )
             candidates.append((number, forced))
+    candidates.reverse()  # high numbers first: their sets are worth most
 
     best = _Best()
     chosen: list[tuple[int, tuple[int, ...], int]] = []
@@ -653,10 +672,9 @@ def _solve(problem: _Problem) -> _Best:
             and set_value + bound(index, codes_now, okeys_left) <= best.value
         ):
             return  # nothing below can beat the best found
-        if forced and options:
+        skip = not (forced and options)
+        if not skip:
             options = options[:1]
-        else:
-            search(index + 1, codes_now, okeys_left, set_value, required_done)
         for taken, wild in options:
             new_codes = [codes_now[colour] - (taken[colour] << shift) for colour in range(4)]
             gain = sum(taken) * tile_gain(number) + wild * okey_gain(number)
@@ -668,6 +686,9 @@ def _solve(problem: _Problem) -> _Best:
             chosen.append((number, taken, wild))
             search(index + 1, new_codes, okeys_left - wild, set_value + gain, done)
             chosen.pop()
+        # Sets first, then none here: good arrangements come early and the bound cuts more.
+        if skip:
+            search(index + 1, codes_now, okeys_left, set_value, required_done)
 
     search(0, codes, problem.okeys, 0, False)
     return best
@@ -742,27 +763,42 @@ def _build(
             continue  # no runs in this colour
         for run in _trace_colour(code, problem.high_one, required_place, problem.okey_worth, count):
             tiles: list[Tile] = []
-            okey_as: list[int] = []
+            stands: list[int | None] = []
+            wilds: list[bool] = []
             for place, is_okey in run:
                 face = face_of(colour, 1 if place == HIGH_ONE else place)
-                if is_okey:
-                    tiles.append(wild.pop(0))
-                    okey_as.append(face)
-                else:
-                    tiles.append(pools[face].pop(0))
-            # okey_as holds the meld to the reading the search chose (a run, not a set).
-            melds.append(make_meld(tiles, okey, rules, okey_as=okey_as))
+                tiles.append(wild.pop(0) if is_okey else pools[face].pop(0))
+                stands.append(face)
+                wilds.append(is_okey)
+            # Built as the search laid it out (parsing could read it another way).
+            melds.append(
+                Meld(
+                    MeldKind.RUN,
+                    tuple(tiles),
+                    tuple(stands),
+                    run[0][0],
+                    Colour(colour),
+                    tuple(wilds),
+                )
+            )
     for number, taken, okey_count in best.sets:
         split = _SET_SPLITS[(taken, okey_count)]
         for colours, set_okeys in split:
             tiles = [pools[face_of(colour, number)].pop(0) for colour in colours]
             tiles.extend(wild.pop(0) for _ in range(set_okeys))
             missing = [face_of(c, number) for c in range(4) if c not in colours]
-            melds.append(make_meld(tiles, okey, rules, okey_as=missing[:set_okeys]))
+            set_stands: list[int | None] = [face_of(colour, number) for colour in colours]
+            # An okey in a set of three stands for a colour not yet decided.
+            decided = len(colours) + set_okeys == 4
+            set_stands.extend(missing[i] if decided else None for i in range(set_okeys))
+            wild_flags = (False,) * len(colours) + (True,) * set_okeys
+            melds.append(
+                Meld(MeldKind.SET, tuple(tiles), tuple(set_stands), number, None, wild_flags)
+            )
     for meld in melds:
-        for tile, stands in zip(meld.tiles, meld.stands_for, strict=True):
+        for tile, stands_for in zip(meld.tiles, meld.stands_for, strict=True):
             if okey.is_wild(tile):
-                okeys_used.append((tile, stands))
+                okeys_used.append((tile, stands_for))
     used = {tile.id for meld in melds for tile in meld.tiles}
     leftover = tuple(tile for tile in hand.tiles if tile.id not in used)
     value = sum(meld.value for meld in melds)
