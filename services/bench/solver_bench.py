@@ -192,7 +192,7 @@ def run_bench(count: int, seed: int = 0, presets: Sequence[str] = DEFAULT_PRESET
     hands = bench_hands(count, seed, presets)
     result = BenchResult(count, seed, tuple(presets))
     clock = time.perf_counter
-    for hand, rules, forced in hands:
+    for hand, _rules, forced in hands:
         if not forced:
             wild = sum(1 for tile in hand.tiles if hand.okey.is_wild(tile))
             result.okey_counts[wild] = result.okey_counts.get(wild, 0) + 1
