@@ -465,7 +465,20 @@ def _trace_colour(
 
 
 def _share_okeys(values: Sequence[tuple[int, ...]], okeys: int) -> tuple[int, tuple[int, ...]]:
-    """Best total over the colours with at most ``okeys`` okeys, and how many each colour gets."""
+    """Best total over the colours with at most ``okeys`` okeys, and how many each colour gets.
+
+    A colour with no okeys never fails (it may make no run), so ``values[c][0]`` is a number.
+    """
+    base = values[0][0] + values[1][0] + values[2][0] + values[3][0]
+    if okeys == 0:
+        return base, (0, 0, 0, 0)
+    if okeys == 1:
+        best, best_colour = base, -1
+        for colour in range(4):
+            with_one = values[colour][1]
+            if with_one != _IMPOSSIBLE and base - values[colour][0] + with_one > best:
+                best, best_colour = base - values[colour][0] + with_one, colour
+        return best, tuple(1 if c == best_colour else 0 for c in range(4))
     best = _IMPOSSIBLE
     best_split: tuple[int, ...] = (0, 0, 0, 0)
     for split in _OKEY_SPLITS[okeys]:
