@@ -35,7 +35,7 @@ def shuffled_deck(rng: random.Random) -> tuple[Tile, ...]:
 
 def deal(rules: RuleSet, dealer: int, deck: Sequence[Tile]) -> HandState:
     """The opening state of a hand dealt by ``dealer`` from ``deck`` (all 106 tiles)."""
-    if len(deck) != TILE_COUNT or len({tile.id for tile in deck}) != TILE_COUNT:
+    if sorted(tile.id for tile in deck) != list(range(TILE_COUNT)):
         raise InvalidInput("BAD_DECK")
     if not 0 <= dealer < SEATS:
         raise InvalidInput("UNKNOWN_SEAT", seat=dealer)

@@ -79,6 +79,10 @@ class Tile:
 
     id: int
 
+    def __post_init__(self) -> None:
+        if not 0 <= self.id < TILE_COUNT:
+            raise InvalidInput("UNKNOWN_TILE", tile=str(self.id))
+
     @property
     def face(self) -> int:
         return self.id // COPIES if self.id < 104 else FALSE_JOKER_FACE
