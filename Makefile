@@ -3,13 +3,18 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Generated gRPC code (never committed): protos/ -> build/gen, importable as `okey.v1`.
+PROTOS := $(wildcard protos/okey/v1/*.proto)
+GEN := build/gen
+GEN_STAMP := $(GEN)/.generated
 
-.PHONY: help install run test lint typecheck unit bench clean
+.PHONY: help install gen run test lint typecheck unit bench clean
 
 help:
 	@echo "make run    set up and start the stack (services arrive issue by issue)"
 	@echo "make test   set up, lint, type-check and run the tests"
-	@echo "make lint   ruff and mypy only"
+	@echo "make lint   ruff, mypy and buf lint only"
+	@echo "make gen    generate the gRPC code from protos/ into build/gen"
 	@echo "make bench  benchmarks that print figures"
 
 $(BIN)/python:
@@ -20,11 +25,26 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# Regenerated only when a proto (or the installed toolchain) is newer than the stamp. The .pth
+# file puts build/gen on the venv's sys.path, so `from okey.v1 import rules_pb2` works in the
+# services, the tests and mypy without installing the generated code.
+$(GEN_STAMP): $(PROTOS) $(STAMP)
+	rm -rf $(GEN)/okey
+	mkdir -p $(GEN)
+	$(BIN)/python -m grpc_tools.protoc -I protos --python_out=$(GEN) --pyi_out=$(GEN) \
+		--grpc_python_out=$(GEN) $(PROTOS)
+	touch $(GEN)/okey/__init__.py $(GEN)/okey/v1/__init__.py $(GEN)/okey/py.typed
+	echo "$(abspath $(GEN))" > "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/okey101_gen.pth"
+	touch $@
+
+gen: $(GEN_STAMP)
+
+install: $(STAMP) gen
 
 lint: install
 	$(BIN)/ruff check services tests
 	$(BIN)/mypy -p okey101
+	$(BIN)/buf lint
 
 # pytest's exit 5 means it collected no tests: say so rather than fail the build.
 unit: install
