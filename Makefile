@@ -57,6 +57,7 @@ run: install
 
 bench: install
 	$(BIN)/okey101 bench solver --hands 20000 --json
+	$(BIN)/okey101 bench engine --hands 10000 --json
 
 clean:
 	rm -rf $(VENV) build .mypy_cache .ruff_cache .pytest_cache

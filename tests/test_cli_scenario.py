@@ -1,4 +1,4 @@
-"""``okey101 scenario run`` and ``scenario check`` as SCENARIOS.md specifies, and ``bench engine``."""
+"""``okey101 scenario run`` and ``scenario check`` (SCENARIOS.md), and ``bench engine``."""
 
 from __future__ import annotations
 
