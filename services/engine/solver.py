@@ -836,31 +836,42 @@ def _meldable_faces(hand: Hand, rules: RuleSet) -> tuple[int, list[tuple[int, in
     okey = hand.okey
     okeys = 0
     counts = [0] * FACE_COUNT
+    present = [0, 0, 0, 0]  # per colour, bit p set when place p (1-14) is held
     for tile in hand.tiles:
         if okey.is_wild(tile):
             okeys += 1
-        else:
-            counts[okey.plays_as(tile)] += 1
-    top = HIGH_ONE if rules.run_may_end_12_13_1 else 13
-
-    def held(colour: int, place: int) -> bool:
-        return counts[colour * 13 + (1 if place == HIGH_ONE else place) - 1] > 0
-
+            continue
+        face = okey.plays_as(tile)
+        counts[face] += 1
+        present[face // 13] |= 1 << (face % 13 + 1)
+    high_one = rules.run_may_end_12_13_1
+    if high_one:
+        for colour in range(4):
+            if present[colour] & 2:
+                present[colour] |= 1 << HIGH_ONE
+    top = HIGH_ONE if high_one else 13
+    colours_at = [sum(1 for c in range(4) if present[c] >> number & 1) for number in range(14)]
     meldable: list[tuple[int, int]] = []
     for face in range(FACE_COUNT):
         count = counts[face]
         if not count:
             continue
         colour, number = face // 13, face % 13 + 1
-        colours_here = sum(1 for c in range(4) if counts[c * 13 + number - 1])
-        places = (number, HIGH_ONE) if number == 1 and top == HIGH_ONE else (number,)
-        if colours_here + okeys >= 3 or any(
-            sum(1 for other in range(low, low + 3) if other != place and not held(colour, other))
-            <= okeys
-            for place in places
-            for low in range(max(1, place - 2), min(place, top - 2) + 1)
-        ):
+        if colours_at[number] + okeys >= 3:
             meldable.append((face, count))
+            continue
+        held = present[colour]
+        places = (number, HIGH_ONE) if number == 1 and high_one else (number,)
+        for place in places:
+            for low in range(max(1, place - 2), min(place, top - 2) + 1):
+                # The other two places of the window low..low+2.
+                others = (held >> low & 1) + (held >> (low + 1) & 1) + (held >> (low + 2) & 1) - 1
+                if 2 - others <= okeys:
+                    meldable.append((face, count))
+                    break
+            else:
+                continue
+            break
     return okeys, meldable
 
 

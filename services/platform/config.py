@@ -1,0 +1,223 @@
+"""Settings every service reads: command-line flags over ``OKEY_*`` environment variables.
+
+Each setting is looked up, first match wins, as
+
+1. the flag (``--port 50054``),
+2. ``OKEY_<SERVICE>_<NAME>`` (``OKEY_RULES_PORT``), so one shell can start several services,
+3. ``OKEY_<NAME>`` (``OKEY_PORT``),
+4. the default (a service's own ports come from ``SERVICE_PORTS``).
+
+The table of every setting is ``docs/configuration.md``; ``SETTINGS`` below is its source.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+LogFormat = Literal["auto", "json", "console"]
+
+#: Default (gRPC port, metrics port) of each service on one machine.
+SERVICE_PORTS: Mapping[str, tuple[int, int]] = {
+    "lobby": (50051, 9101),
+    "table": (50052, 9102),
+    "scoring": (50053, 9103),
+    "rules": (50054, 9104),
+    "bot": (50055, 9105),
+}
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+class ConfigError(ValueError):
+    """A setting has a value that cannot be used; the message names the setting."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything ``serve()`` needs to start a service. Build it with ``load_settings``."""
+
+    service: str
+    host: str
+    port: int
+    metrics_port: int
+    log_format: LogFormat = "auto"
+    log_level: str = "info"
+    local_mode: bool = True
+    var_dir: Path = Path("var")
+    signing_key_file: Path | None = None
+    jwks_url: str | None = None
+    jwks_file: Path | None = None
+    grace_seconds: float = 10.0
+    drain_seconds: float = 0.5
+    max_connection_age_seconds: float = 300.0
+    database_url: str | None = None
+
+    def replace(self, **changes: object) -> Settings:
+        """A copy with some settings changed (tests use port 0 and short drains)."""
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class _Spec:
+    name: str  # the field of Settings and the suffix of OKEY_*
+    flag: str
+    help: str
+
+
+SETTINGS: tuple[_Spec, ...] = (
+    _Spec("host", "--host", "address to listen on (default 127.0.0.1 in local mode, else [::])"),
+    _Spec("port", "--port", "gRPC port; 0 picks a free one (default: the service's own)"),
+    _Spec("metrics_port", "--metrics-port", "Prometheus /metrics HTTP port; 0 picks a free one"),
+    _Spec("log_format", "--log-format", "auto (JSON unless stderr is a terminal), json, console"),
+    _Spec("log_level", "--log-level", "debug, info, warning or error (default info)"),
+    _Spec("local_mode", "--local-mode", "1/0: one-machine mode (dev key, SQLite, localhost)"),
+    _Spec("var_dir", "--var-dir", "where local mode keeps its files (default ./var)"),
+    _Spec("signing_key_file", "--signing-key-file", "Ed25519 private key (PEM) to sign tokens"),
+    _Spec("jwks_url", "--jwks-url", "URL of the JWKS that verifies tokens"),
+    _Spec("jwks_file", "--jwks-file", "file holding the JWKS that verifies tokens"),
+    _Spec("grace_seconds", "--grace-seconds", "time in-flight calls get on shutdown (default 10)"),
+    _Spec("drain_seconds", "--drain-seconds", "NOT_SERVING time before refusing calls"),
+    _Spec(
+        "max_connection_age_seconds",
+        "--max-connection-age-seconds",
+        "connections are closed after this age, so new pods get traffic (default 300)",
+    ),
+    _Spec("database_url", "--database-url", "SQLAlchemy URL (default: SQLite under the var dir)"),
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the flag of every setting to ``parser`` (each defaults to None: not given)."""
+    for spec in SETTINGS:
+        parser.add_argument(spec.flag, dest=spec.name, default=None, help=spec.help)
+
+
+def load_settings(
+    service: str,
+    args: argparse.Namespace | Mapping[str, object] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """The settings of ``service`` from parsed flags (or a mapping) and the environment."""
+    env = os.environ if environ is None else environ
+    flags: Mapping[str, object]
+    if args is None:
+        flags = {}
+    elif isinstance(args, argparse.Namespace):
+        flags = vars(args)
+    else:
+        flags = args
+    prefix = f"OKEY_{service.upper()}_"
+
+    def raw(name: str) -> str | None:
+        given = flags.get(name)
+        if given is not None:
+            return str(given)
+        for key in (prefix + name.upper(), "OKEY_" + name.upper()):
+            value = env.get(key)
+            if value is not None and value.strip() != "":
+                return value.strip()
+        return None
+
+    default_port, default_metrics = SERVICE_PORTS.get(service, (0, 0))
+    local_mode = _bool("local_mode", raw("local_mode"), default=True)
+    log_format = raw("log_format") or "auto"
+    if log_format not in ("auto", "json", "console"):
+        raise ConfigError(f"log_format must be auto, json or console, not {log_format!r}")
+    level = (raw("log_level") or "info").lower()
+    if level not in ("debug", "info", "warning", "error"):
+        raise ConfigError(f"log_level must be debug, info, warning or error, not {level!r}")
+    var_dir = Path(raw("var_dir") or "var")
+    settings = Settings(
+        service=service,
+        host=raw("host") or ("127.0.0.1" if local_mode else "[::]"),
+        port=_port("port", raw("port"), default_port),
+        metrics_port=_port("metrics_port", raw("metrics_port"), default_metrics),
+        log_format=log_format,  # type: ignore[arg-type]
+        log_level=level,
+        local_mode=local_mode,
+        var_dir=var_dir,
+        signing_key_file=_path(raw("signing_key_file")),
+        jwks_url=raw("jwks_url"),
+        jwks_file=_path(raw("jwks_file")),
+        grace_seconds=_seconds("grace_seconds", raw("grace_seconds"), 10.0),
+        drain_seconds=_seconds("drain_seconds", raw("drain_seconds"), 0.5 if local_mode else 5.0),
+        max_connection_age_seconds=_seconds(
+            "max_connection_age_seconds", raw("max_connection_age_seconds"), 300.0
+        ),
+        database_url=raw("database_url"),
+    )
+    if settings.jwks_url and settings.jwks_file:
+        raise ConfigError("set jwks_url or jwks_file, not both")
+    return settings
+
+
+def _bool(name: str, value: str | None, *, default: bool) -> bool:
+    if value is None:
+        return default
+    lowered = value.lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ConfigError(f"{name} must be 1/0, true/false, yes/no or on/off, not {value!r}")
+
+
+def _port(name: str, value: str | None, default: int) -> int:
+    if value is None:
+        return default
+    try:
+        port = int(value)
+    except ValueError:
+        raise ConfigError(f"{name} must be a port number, not {value!r}") from None
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"{name} must be between 0 and 65535, not {port}")
+    return port
+
+
+def _seconds(name: str, value: str | None, default: float) -> float:
+    if value is None:
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number of seconds, not {value!r}") from None
+    if not seconds >= 0:  # negative or NaN
+        raise ConfigError(f"{name} must be zero or more seconds, not {value!r}")
+    return seconds
+
+
+def _path(value: str | None) -> Path | None:
+    return None if value is None else Path(value)
+
+
+def settings_for_tests(service: str = "test", **changes: object) -> Settings:
+    """Local-mode settings on 127.0.0.1 with free ports and short drains, for in-process tests."""
+    base = Settings(
+        service=service,
+        host="127.0.0.1",
+        port=0,
+        metrics_port=0,
+        log_format="json",
+        drain_seconds=0.0,
+        grace_seconds=2.0,
+    )
+    return base.replace(**changes)
+
+
+__all__: Sequence[str] = (
+    "SERVICE_PORTS",
+    "SETTINGS",
+    "ConfigError",
+    "LogFormat",
+    "Settings",
+    "add_arguments",
+    "load_settings",
+    "settings_for_tests",
+)

@@ -1,0 +1,124 @@
+"""Wrapping grpc.aio method handlers, for the platform's interceptors.
+
+An aio server interceptor cannot see a call's outcome; it can only hand back a different method
+handler. ``wrap`` builds one of the same kind (unary or streaming request and response) whose
+behaviour runs ``around`` the original. ``WrapCache`` keeps one wrapped handler per method, so an
+interceptor builds it once rather than on every call.
+
+Behaviours of streaming responses may be async generators or coroutines writing with
+``context.write``; a unary behaviour may be a coroutine or a plain function. Both forms pass.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Literal, TypeAlias
+
+import grpc
+import grpc.aio
+
+# Strings: neither class is subscriptable at run time, only in the type stubs.
+Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+RpcType = Literal["unary", "client_stream", "server_stream", "bidi_stream"]
+
+#: ``around(call_next, request, context)`` for a unary response: returns the response.
+UnaryAround = Callable[[Callable[[], Awaitable[Any]], Any, Context], Awaitable[Any]]
+#: ``around(responses, request, context)`` for a streaming response: yields the responses.
+StreamAround = Callable[[AsyncIterator[Any], Any, Context], AsyncIterator[Any]]
+
+
+def rpc_type(handler: Handler) -> RpcType:
+    """The gRPC ecosystem's name for the handler's kind (a label of the standard metrics)."""
+    if handler.request_streaming:
+        return "bidi_stream" if handler.response_streaming else "client_stream"
+    return "server_stream" if handler.response_streaming else "unary"
+
+
+def behavior_of(handler: Handler) -> Callable[..., Any]:
+    """The handler's behaviour, whatever its kind."""
+    behavior = (
+        handler.unary_unary or handler.unary_stream or handler.stream_unary or handler.stream_stream
+    )
+    if behavior is None:
+        raise ValueError("a method handler without a behaviour")
+    return behavior
+
+
+async def call_unary(behavior: Callable[..., Any], request: Any, context: Context) -> Any:
+    """Run a unary-response behaviour, coroutine or plain function."""
+    result = behavior(request, context)
+    if inspect.isawaitable(result):
+        return await result
+    return result
+
+
+async def stream_responses(
+    behavior: Callable[..., Any], request: Any, context: Context
+) -> AsyncIterator[Any]:
+    """The responses of a streaming behaviour: an async generator's items, or none at all for a
+    coroutine that writes them itself with ``context.write``."""
+    result = behavior(request, context)
+    if inspect.isawaitable(result):
+        await result
+        return
+    if hasattr(result, "__aiter__"):
+        async for item in result:
+            yield item
+        return
+    for item in result:
+        yield item
+
+
+def wrap(handler: Handler, unary: UnaryAround, stream: StreamAround) -> Handler:
+    """A handler of ``handler``'s kind whose behaviour runs inside ``unary`` or ``stream``."""
+    behavior = behavior_of(handler)
+    if handler.response_streaming:
+
+        async def streaming(request: Any, context: Context) -> AsyncIterator[Any]:
+            async for item in stream(
+                stream_responses(behavior, request, context), request, context
+            ):
+                yield item
+
+        make = (
+            grpc.stream_stream_rpc_method_handler
+            if handler.request_streaming
+            else grpc.unary_stream_rpc_method_handler
+        )
+        return make(streaming, handler.request_deserializer, handler.response_serializer)
+
+    async def single(request: Any, context: Context) -> Any:
+        return await unary(lambda: call_unary(behavior, request, context), request, context)
+
+    make = (
+        grpc.stream_unary_rpc_method_handler
+        if handler.request_streaming
+        else grpc.unary_unary_rpc_method_handler
+    )
+    return make(single, handler.request_deserializer, handler.response_serializer)
+
+
+class WrapCache:
+    """One wrapped handler per method, rebuilt only if the method's handler changes."""
+
+    def __init__(self, build: Callable[[str, Handler], Handler]) -> None:
+        self._build = build
+        self._cache: dict[str, tuple[Handler, Handler]] = {}
+
+    def get(self, method: str, handler: Handler) -> Handler:
+        """The wrapped form of ``handler`` (serving ``method``)."""
+        cached = self._cache.get(method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]
+        wrapped = self._build(method, handler)
+        self._cache[method] = (handler, wrapped)
+        return wrapped
+
+
+def split_method(method: str) -> tuple[str, str]:
+    """``/pkg.Service/Method`` as ``("pkg.Service", "Method")``."""
+    _, _, rest = method.partition("/")
+    service, _, name = rest.partition("/")
+    return service or "unknown", name or "unknown"

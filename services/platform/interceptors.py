@@ -1,0 +1,194 @@
+"""The interceptor every call passes first: metrics, the log line, error mapping, draining.
+
+For each call:
+
+- metrics: ``grpc_server_started_total`` when it starts; ``grpc_server_handled_total`` and
+  ``grpc_server_handling_seconds`` when it ends (``metrics``), ``grpc_server_msg_sent_total`` per
+  streamed message;
+- one log line, ``rpc``, with the method, the status code, ``duration_ms`` and the request's
+  ``request_id``/``table_id``/``hand_id`` if it has such fields (bound for the handler's own lines
+  too; health checks at debug level). Nothing else of the request is read: never a rack;
+- an ``OkeyError`` escaping the handler ends the call with its mapped status (``errors``); any
+  other exception is INTERNAL with a generic sentence, its traceback logged, never sent;
+- streams (server and bidi) still open when the server drains are ended with UNAVAILABLE and
+  ``SERVER_SHUTTING_DOWN``, telling clients to reconnect (to another pod).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Final, NoReturn, cast
+
+import grpc
+import grpc.aio
+import structlog
+
+from okey101.engine.errors import OkeyError
+from okey101.platform import metrics
+from okey101.platform.errors import Internal, Unavailable, abort_with
+from okey101.platform.handlers import Context, Handler, WrapCache, rpc_type, split_method, wrap
+from okey101.platform.logs import ids_of
+
+HEALTH_SERVICE: Final = "grpc.health.v1.Health"
+_SERIOUS: Final = frozenset(
+    {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN, grpc.StatusCode.DATA_LOSS}
+)
+
+
+class Drain:
+    """Tells open streams to end when the server shuts down."""
+
+    def __init__(self) -> None:
+        self._closing = asyncio.Event()
+
+    @property
+    def closing(self) -> bool:
+        return self._closing.is_set()
+
+    def close_streams(self) -> None:
+        """End every open stream (and any opened from now on) with SERVER_SHUTTING_DOWN."""
+        self._closing.set()
+
+    async def wait(self) -> None:
+        await self._closing.wait()
+
+
+class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
+    """Metrics, the per-call log line, error mapping and stream draining (module docstring)."""
+
+    def __init__(self, logger: Any, drain: Drain) -> None:
+        self._log = logger
+        self._drain = drain
+        self._wrapped = WrapCache(self._build)
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Handler | None:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return None
+        return self._wrapped.get(handler_call_details.method, handler)
+
+    def _build(self, method: str, handler: Handler) -> Handler:
+        kind = rpc_type(handler)
+        service, name = split_method(method)
+        started = metrics.STARTED.labels(kind, service, name)
+        seconds = metrics.HANDLING_SECONDS.labels(kind, service, name)
+        sent = metrics.MSG_SENT.labels(kind, service, name)
+        log = self._log
+        # Probes check health every few seconds: their lines would drown the calls that matter.
+        routine = log.debug if service == HEALTH_SERVICE else log.info
+
+        def finish(context: Context, began: float, code: grpc.StatusCode | None) -> None:
+            elapsed = time.perf_counter() - began
+            final = code or cast(grpc.StatusCode | None, context.code()) or grpc.StatusCode.OK
+            metrics.HANDLED.labels(kind, service, name, final.name).inc()
+            seconds.observe(elapsed)
+            level = log.error if final in _SERIOUS else routine
+            level("rpc", method=method, code=final.name, duration_ms=round(elapsed * 1000, 3))
+
+        async def unary(
+            call_next: Callable[[], Awaitable[Any]], request: Any, context: Context
+        ) -> Any:
+            began = time.perf_counter()
+            started.inc()
+            _bind_ids(request)
+            code: grpc.StatusCode | None = None
+            try:
+                return await call_next()
+            except asyncio.CancelledError:
+                code = _cancelled_code(context)
+                raise
+            except Exception as exc:
+                await self._map(exc, context, method)
+            finally:
+                finish(context, began, code)
+
+        async def stream(
+            responses: AsyncIterator[Any], request: Any, context: Context
+        ) -> AsyncIterator[Any]:
+            began = time.perf_counter()
+            started.inc()
+            _bind_ids(request)
+            code: grpc.StatusCode | None = None
+            try:
+                async for item in self._until_drained(responses):
+                    yield item
+                    sent.inc()
+            except _Drained:
+                await abort_with(context, Unavailable("SERVER_SHUTTING_DOWN"))
+            except asyncio.CancelledError:
+                code = _cancelled_code(context)
+                raise
+            except Exception as exc:
+                await self._map(exc, context, method)
+            finally:
+                finish(context, began, code)
+
+        return wrap(handler, unary, stream)
+
+    async def _until_drained(self, responses: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        """The responses until they end; ``_Drained`` if the server drains first."""
+        if self._drain.closing:
+            raise _Drained
+        loop = asyncio.get_running_loop()
+        closing = asyncio.ensure_future(self._drain.wait())
+        iterator = aiter(responses)
+        # Each step runs in a task of its own, all in one context: what the handler sets in a
+        # context variable (the verified claims) stays set from one message to the next.
+        steps = contextvars.copy_context()
+        following: asyncio.Future[Any] | None = None
+        try:
+            while True:
+                following = loop.create_task(_step(iterator), context=steps)
+                await asyncio.wait((following, closing), return_when=asyncio.FIRST_COMPLETED)
+                if not following.done():
+                    raise _Drained
+                try:
+                    item = following.result()
+                except StopAsyncIteration:
+                    return
+                yield item
+        finally:
+            closing.cancel()
+            if following is not None and not following.done():
+                following.cancel()
+                await asyncio.wait((following,))
+                if not following.cancelled():
+                    following.exception()  # retrieved: it ends with the stream
+
+    async def _map(self, exc: Exception, context: Context, method: str) -> NoReturn:
+        """End the call for an exception out of a handler (an abort passes through as is)."""
+        if isinstance(exc, grpc.aio.BaseError):
+            raise exc
+        if isinstance(exc, OkeyError):
+            await abort_with(context, exc)
+        self._log.error("unexpected exception in a handler", method=method, exc_info=exc)
+        await abort_with(context, Internal("INTERNAL"))
+
+
+def _cancelled_code(context: Context) -> grpc.StatusCode:
+    """Why a call was cancelled: its deadline passed, or the client gave up."""
+    remaining = cast(float | None, context.time_remaining())
+    if remaining is not None and remaining <= 0:
+        return grpc.StatusCode.DEADLINE_EXCEEDED
+    return grpc.StatusCode.CANCELLED
+
+
+async def _step(iterator: AsyncIterator[Any]) -> Any:
+    return await anext(iterator)
+
+
+class _Drained(Exception):
+    """A stream cut short because the server drains."""
+
+
+def _bind_ids(request: Any) -> None:
+    ids = ids_of(request)
+    if ids:
+        structlog.contextvars.bind_contextvars(**ids)

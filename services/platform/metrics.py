@@ -1,0 +1,93 @@
+"""Prometheus metrics under the gRPC ecosystem's standard names, served on their own port.
+
+The server metrics are those of go-grpc-prometheus / grpc-ecosystem (dashboards for them work):
+
+| metric | labels |
+| --- | --- |
+| ``grpc_server_started_total`` | grpc_type, grpc_service, grpc_method |
+| ``grpc_server_handled_total`` | grpc_type, grpc_service, grpc_method, grpc_code |
+| ``grpc_server_handling_seconds`` (histogram) | grpc_type, grpc_service, grpc_method |
+| ``grpc_server_msg_sent_total`` | grpc_type, grpc_service, grpc_method |
+
+``grpc_type`` is unary, client_stream, server_stream or bidi_stream; ``grpc_code`` the status
+name (``OK``, ``INVALID_ARGUMENT``, ...). Labels are method names and codes only: never a player,
+table or hand id (each would be a time series of its own). Game metrics of the services register
+on the same default registry and are served by the same endpoint.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from dataclasses import dataclass
+from socketserver import ThreadingMixIn
+from typing import Any, Final
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+import prometheus_client
+from prometheus_client import Counter, Histogram
+
+LATENCY_BUCKETS: Final = (
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+)  # fmt: skip
+
+_LABELS = ("grpc_type", "grpc_service", "grpc_method")
+
+STARTED: Final = Counter("grpc_server_started_total", "RPCs started on the server.", _LABELS)
+HANDLED: Final = Counter(
+    "grpc_server_handled_total",
+    "RPCs completed on the server, whatever their status.",
+    (*_LABELS, "grpc_code"),
+)
+HANDLING_SECONDS: Final = Histogram(
+    "grpc_server_handling_seconds",
+    "Time from an RPC's start to its end on the server.",
+    _LABELS,
+    buckets=LATENCY_BUCKETS,
+)
+MSG_SENT: Final = Counter(
+    "grpc_server_msg_sent_total", "Stream messages sent by the server.", _LABELS
+)
+
+# The ecosystem's series have no *_created companions.
+prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
+
+
+class _Server(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        """Scrapes are not logged."""
+
+
+@dataclass
+class MetricsServer:
+    """The HTTP server of ``/metrics``; ``port`` is the bound one (useful with port 0)."""
+
+    host: str
+    port: int
+    _server: WSGIServer
+    _thread: threading.Thread
+
+    def close(self) -> None:
+        """Stop serving and release the port (blocks for up to a poll interval)."""
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+def start_metrics_server(host: str, port: int) -> MetricsServer:
+    """Serve the default registry over HTTP at ``host:port`` in a daemon thread."""
+    address = host.strip("[]") or "0.0.0.0"
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    server_class = type("MetricsHTTPServer", (_Server,), {"address_family": family})
+    server: WSGIServer = make_server(
+        address, port, prometheus_client.make_wsgi_app(), server_class, handler_class=_Quiet
+    )
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="metrics", daemon=True
+    )
+    thread.start()
+    return MetricsServer(host, int(server.server_port), server, thread)
