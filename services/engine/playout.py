@@ -133,7 +133,7 @@ class RandomPlayer:
             opening = (
                 best_opening(hand, rules, required=taken)
                 if quick_value_bound(hand, rules) >= needed
-                and opening_value_bound(hand, rules, required=taken) >= needed
+                and opening_value_bound(hand, rules, required=taken, at_least=needed) >= needed
                 else None
             )
             if (

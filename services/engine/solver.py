@@ -524,7 +524,12 @@ class _Problem:
     okey_worth: int = 0
 
 
-def _solve(problem: _Problem) -> _Best:
+def _solve(problem: _Problem, floor: int = _IMPOSSIBLE) -> _Best:
+    """The best arrangement's value and how to build it.
+
+    ``floor``: the caller only cares about values above it, so the search may cut any branch
+    that cannot beat it (the answer is then exact if above ``floor``, else ``floor``).
+    """
     counts = problem.counts
     codes = [0, 0, 0, 0]
     for face in range(FACE_COUNT):
@@ -546,7 +551,7 @@ def _solve(problem: _Problem) -> _Best:
             candidates.append((number, forced))
     candidates.reverse()  # high numbers first: their sets are worth most
 
-    best = _Best()
+    best = _Best(value=floor)
     chosen: list[tuple[int, tuple[int, ...], int]] = []
     high_one = problem.high_one
     okey_worth = problem.okey_worth
@@ -889,18 +894,21 @@ def quick_tiles_bound(hand: Hand, rules: RuleSet) -> int:
     return okeys + sum(count for _face, count in meldable)
 
 
-def opening_value_bound(hand: Hand, rules: RuleSet, *, required: Tile | None = None) -> int:
+def opening_value_bound(
+    hand: Hand, rules: RuleSet, *, required: Tile | None = None, at_least: int = 0
+) -> int:
     """The best runs-and-sets value of ``hand`` without building it, every tile allowed.
 
     An upper bound for ``best_opening(...).value`` (which must keep a tile): a quick "no" when a
     caller only needs to know whether an opening can reach the minimum. 0 when ``required``
-    cannot be used.
+    cannot be used. With ``at_least``, the search skips whatever cannot reach it: the answer is
+    exact when it is ``at_least`` or more, and otherwise only says "less".
     """
     problem, _wild, _pools = _problem(hand, rules, required)
-    value = _solve(problem).value
     if required is not None:
+        value = _solve(problem).value
         return value - _REQUIRED_BONUS if value >= _REQUIRED_BONUS else 0
-    return max(value, 0)
+    return max(_solve(problem, floor=at_least - 1).value, 0)
 
 
 def best_opening(
@@ -959,13 +967,18 @@ def leftover_points(tiles: Iterable[Tile], okey: Okey, rules: RuleSet) -> int:
     return total
 
 
-def most_tiles_down(hand: Hand, rules: RuleSet, *, required: Tile | None = None) -> int:
-    """How many tiles of ``hand`` can go down as runs and sets at once (-1: ``required`` can't)."""
+def most_tiles_down(
+    hand: Hand, rules: RuleSet, *, required: Tile | None = None, at_least: int = 0
+) -> int:
+    """How many tiles of ``hand`` can go down as runs and sets at once (-1: ``required`` can't).
+
+    With ``at_least`` (and no ``required``) the answer is exact only when it reaches it.
+    """
     problem, _wild, _pools = _problem(hand, rules, required, COUNT_TILES)
-    count = _solve(problem).value
     if required is not None:
+        count = _solve(problem).value
         return count - _REQUIRED_BONUS if count >= _REQUIRED_BONUS else -1
-    return max(count, 0)
+    return max(_solve(problem, floor=at_least - 1).value, 0)
 
 
 def lay_down_all_but_one(
@@ -976,7 +989,10 @@ def lay_down_all_but_one(
     This is the whole-hand finish of a player who has not opened. ``keep``, if given, must be
     the tile left to discard.
     """
-    if len(hand.tiles) < 4 or most_tiles_down(hand, rules) < len(hand.tiles) - 1:
+    needed = len(hand.tiles) - 1
+    if len(hand.tiles) < 4 or quick_tiles_bound(hand, rules) < needed:
+        return None
+    if most_tiles_down(hand, rules, at_least=needed) < needed:
         return None
     candidates: Iterable[Tile] = [keep] if keep is not None else _distinct(hand)
     for tile in candidates:
