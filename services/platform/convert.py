@@ -1,0 +1,1024 @@
+"""Conversions between the engine's values and the ``okey.v1`` messages, both ways.
+
+Pure functions, no I/O: every service that speaks the API converts here and nowhere else.
+
+- Engine → message (``*_to_proto``) never fails for a value the engine made.
+- Message → engine (``*_from_proto``) validates everything it reads and raises the engine's
+  ``InvalidInput`` (malformed: INVALID_ARGUMENT through ``platform.errors``) with a stable code
+  and parameters; ``field`` in the parameters names where in the request the problem is
+  (``state.seats[2].rack_tile_ids[5]``), so a client can point at it. A message that does not
+  describe what it claims (a tile id that does not exist, a tile in two places, a meld that is
+  not one) is refused, never executed.
+
+Codes used for malformed input are the engine's own (``okey101.engine.messages``): UNKNOWN_TILE,
+DUPLICATE_TILE, TOO_MANY_COPIES (the indicator's tile used again), UNKNOWN_SEAT, BAD_DECK,
+INDICATOR_IS_FALSE_JOKER, UNKNOWN_PRESET, BAD_RULE_VALUE, BAD_OKEY_AS, EMPTY_MOVE, NOT_A_MELD,
+NOT_A_PAIR, UNKNOWN_RULES_VERSION. A field holding a value that cannot be (an enum's unknown or
+unspecified value, a takeable tile that is not the last discard on the left) is BAD_RULE_VALUE
+with ``rule`` = the field and ``value`` = what it held: the catalogue has no code for "a bad
+field" yet.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from okey.v1 import common_pb2
+
+from okey101.engine.actions import (
+    Action,
+    Discard,
+    Draw,
+    End,
+    GiveBack,
+    Group,
+    LayDown,
+    LayOff,
+    Open,
+    OpenPairs,
+    ShowIndicator,
+    TakeDiscard,
+    TakeOkey,
+)
+from okey101.engine.errors import InvalidInput, OkeyError
+from okey101.engine.hand import (
+    RULES_VERSION,
+    SEATS,
+    EndReason,
+    Event,
+    Finish,
+    HandResult,
+    HandState,
+    PenaltyReason,
+    Phase,
+    Seat,
+    TableMeld,
+    ThisTurn,
+    left_of,
+)
+from okey101.engine.melds import HIGH_ONE, Meld, MeldKind, make_pair
+from okey101.engine.rules import PRESETS, RuleSet
+from okey101.engine.solver import OpenedAs
+from okey101.engine.tiles import (
+    FACE_COUNT,
+    TILE_COUNT,
+    Colour,
+    Okey,
+    Tile,
+    face_colour,
+    face_number,
+    face_of,
+    tile_by_id,
+)
+from okey101.engine.view import view
+
+#: The most tiles a rack ever holds (the starting player's 22).
+MAX_RACK: Final = 22
+#: Bounds on a hand state's counters (turns, lay-offs) and on a seat's penalties: far above
+#: any real hand, far below where the API's integers would overflow.
+MAX_COUNT: Final = 100_000
+MAX_PENALTIES: Final = 1_000
+
+# --------------------------------------------------------------------------------------------
+# Enums
+
+
+_COLOURS: Final[Mapping[Colour, common_pb2.Colour]] = {
+    Colour.RED: common_pb2.COLOUR_RED,
+    Colour.YELLOW: common_pb2.COLOUR_YELLOW,
+    Colour.BLUE: common_pb2.COLOUR_BLUE,
+    Colour.BLACK: common_pb2.COLOUR_BLACK,
+}
+_COLOURS_BACK: Final[Mapping[int, Colour]] = {int(v): k for k, v in _COLOURS.items()}
+
+_MELD_KINDS: Final[Mapping[MeldKind, common_pb2.MeldKind]] = {
+    MeldKind.RUN: common_pb2.MELD_KIND_RUN,
+    MeldKind.SET: common_pb2.MELD_KIND_SET,
+    MeldKind.PAIR: common_pb2.MELD_KIND_PAIR,
+}
+_MELD_KINDS_BACK: Final[Mapping[int, MeldKind]] = {int(v): k for k, v in _MELD_KINDS.items()}
+
+_PHASES: Final[Mapping[Phase, common_pb2.Phase]] = {
+    Phase.FIRST: common_pb2.PHASE_FIRST,
+    Phase.DRAW: common_pb2.PHASE_DRAW,
+    Phase.PLAY: common_pb2.PHASE_PLAY,
+    Phase.ENDED: common_pb2.PHASE_ENDED,
+}
+_PHASES_BACK: Final[Mapping[int, Phase]] = {int(v): k for k, v in _PHASES.items()}
+
+_PENALTIES: Final[Mapping[PenaltyReason, common_pb2.PenaltyReason]] = {
+    PenaltyReason.OKEY_DISCARDED: common_pb2.PENALTY_REASON_OKEY_DISCARDED,
+    PenaltyReason.PLAYABLE_DISCARDED: common_pb2.PENALTY_REASON_PLAYABLE_DISCARDED,
+    PenaltyReason.GAVE_BACK: common_pb2.PENALTY_REASON_GAVE_BACK,
+    PenaltyReason.CHARGED_BEFORE: common_pb2.PENALTY_REASON_CHARGED_BEFORE,
+}
+_PENALTIES_BACK: Final[Mapping[int, PenaltyReason]] = {int(v): k for k, v in _PENALTIES.items()}
+
+_END_REASONS: Final[Mapping[EndReason, common_pb2.HandEndReason]] = {
+    EndReason.FINISHED: common_pb2.HAND_END_REASON_FINISHED,
+    EndReason.STOCK_OUT: common_pb2.HAND_END_REASON_STOCK_OUT,
+    EndReason.VOID: common_pb2.HAND_END_REASON_VOID,
+}
+_END_REASONS_BACK: Final[Mapping[int, EndReason]] = {int(v): k for k, v in _END_REASONS.items()}
+
+_OPENINGS: Final[Mapping[OpenedAs | None, common_pb2.OpeningKind]] = {
+    None: common_pb2.OPENING_KIND_NOT_OPENED,
+    OpenedAs.RUNS: common_pb2.OPENING_KIND_RUNS,
+    OpenedAs.PAIRS: common_pb2.OPENING_KIND_PAIRS,
+}
+_OPENINGS_BACK: Final[Mapping[int, OpenedAs | None]] = {
+    int(common_pb2.OPENING_KIND_UNSPECIFIED): None,  # read as "not opened" in requests
+    **{int(v): k for k, v in _OPENINGS.items()},
+}
+
+_ENDS_BACK: Final[Mapping[int, End | None]] = {
+    int(common_pb2.RUN_END_UNSPECIFIED): None,
+    int(common_pb2.RUN_END_LOW): End.LOW,
+    int(common_pb2.RUN_END_HIGH): End.HIGH,
+}
+_ENDS: Final[Mapping[End | None, common_pb2.RunEnd]] = {
+    None: common_pb2.RUN_END_UNSPECIFIED,
+    End.LOW: common_pb2.RUN_END_LOW,
+    End.HIGH: common_pb2.RUN_END_HIGH,
+}
+
+_PRESETS_BACK: Final[Mapping[str, common_pb2.RulePreset]] = {
+    "oyna": common_pb2.RULE_PRESET_OYNA,
+    "boombala": common_pb2.RULE_PRESET_BOOMBALA,
+    "north_sultan": common_pb2.RULE_PRESET_NORTH_SULTAN,
+}
+_PRESETS: Final[Mapping[int, str]] = {int(v): k for k, v in _PRESETS_BACK.items()}
+
+# The event kinds whose `points` means something (see Event.points in common.proto).
+_POINTS_EVENTS: Final = frozenset({"penalty", "opened", "melded", "showed_indicator"})
+
+
+def _bad_field(field: str, value: object) -> InvalidInput:
+    """A field holding a value that cannot be (see the module docstring)."""
+    return InvalidInput("BAD_RULE_VALUE", rule=field, value=str(value), field=field)
+
+
+def _enum_from_proto(
+    table: Mapping[int, Any], value: int, field: str, enum_name: str | None = None
+) -> Any:
+    try:
+        return table[int(value)]
+    except KeyError:
+        raise _bad_field(field, _enum_value_name(enum_name, value)) from None
+
+
+def _enum_value_name(enum_name: str | None, value: int) -> str:
+    if enum_name is not None:
+        enum_type = common_pb2.DESCRIPTOR.enum_types_by_name[enum_name]
+        known = enum_type.values_by_number.get(int(value))
+        if known is not None:
+            return str(known.name)
+    return str(int(value))
+
+
+def phase_to_proto(phase: Phase) -> common_pb2.Phase:
+    return _PHASES[phase]
+
+
+def phase_from_proto(value: int, *, field: str = "phase") -> Phase:
+    phase: Phase = _enum_from_proto(_PHASES_BACK, value, field, "Phase")
+    return phase
+
+
+def penalty_reason_to_proto(reason: PenaltyReason) -> common_pb2.PenaltyReason:
+    return _PENALTIES[reason]
+
+
+def penalty_reason_from_proto(value: int, *, field: str = "penalties") -> PenaltyReason:
+    reason: PenaltyReason = _enum_from_proto(_PENALTIES_BACK, value, field, "PenaltyReason")
+    return reason
+
+
+def opened_as_to_proto(opened_as: OpenedAs | None) -> common_pb2.OpeningKind:
+    return _OPENINGS[opened_as]
+
+
+def opened_as_from_proto(value: int, *, field: str = "opened_as") -> OpenedAs | None:
+    opened: OpenedAs | None = _enum_from_proto(_OPENINGS_BACK, value, field, "OpeningKind")
+    return opened
+
+
+def end_reason_to_proto(reason: EndReason) -> common_pb2.HandEndReason:
+    return _END_REASONS[reason]
+
+
+def end_reason_from_proto(value: int, *, field: str = "reason") -> EndReason:
+    reason: EndReason = _enum_from_proto(_END_REASONS_BACK, value, field, "HandEndReason")
+    return reason
+
+
+def colour_to_proto(colour: Colour | None) -> common_pb2.Colour:
+    return common_pb2.COLOUR_UNSPECIFIED if colour is None else _COLOURS[colour]
+
+
+# --------------------------------------------------------------------------------------------
+# Tiles and faces
+
+
+def tile_from_id(tile_id: int, *, field: str = "tile_id") -> Tile:
+    """The physical tile of an id; UNKNOWN_TILE for an id that is not 0-105."""
+    if not 0 <= tile_id < TILE_COUNT:
+        raise InvalidInput("UNKNOWN_TILE", tile=str(tile_id), field=field)
+    return tile_by_id(tile_id)
+
+
+def tiles_from_ids(tile_ids: Iterable[int], *, field: str) -> tuple[Tile, ...]:
+    """Tiles of ids (each checked; duplicates are the caller's to refuse)."""
+    return tuple(tile_from_id(tile_id, field=f"{field}[{i}]") for i, tile_id in enumerate(tile_ids))
+
+
+def tile_to_proto(tile: Tile, okey: Okey | None = None) -> common_pb2.Tile:
+    """A Tile message; ``wild`` is set when ``okey`` says it is one of the hand's okeys."""
+    message = common_pb2.Tile(
+        id=tile.id,
+        notation=str(tile),
+        false_joker=tile.is_false_joker,
+        wild=okey is not None and okey.is_wild(tile),
+    )
+    if tile.colour is not None and tile.number is not None:
+        message.colour = _COLOURS[tile.colour]
+        message.number = tile.number
+    return message
+
+
+def tiles_to_proto(tiles: Iterable[Tile], okey: Okey | None = None) -> list[common_pb2.Tile]:
+    return [tile_to_proto(tile, okey) for tile in tiles]
+
+
+def face_to_proto(face: int) -> common_pb2.Face:
+    """A coloured face (0-51) as a Face message."""
+    return common_pb2.Face(colour=_COLOURS[face_colour(face)], number=face_number(face))
+
+
+def face_from_proto(
+    message: common_pb2.Face, *, field: str = "face", code: str = "BAD_OKEY_AS"
+) -> int:
+    """A Face message as a face index (0-51); ``code`` if it is not a coloured face."""
+    colour = _COLOURS_BACK.get(int(message.colour))
+    if colour is None or not 1 <= message.number <= 13:
+        shown = f"{_enum_value_name('Colour', message.colour)}/{message.number}"
+        raise InvalidInput(code, tile=shown, field=field)
+    face = face_of(colour, message.number)
+    assert 0 <= face < FACE_COUNT
+    return face
+
+
+def okey_from_indicator_id(tile_id: int, *, field: str = "indicator_tile_id") -> Okey:
+    """The okey a hand's indicator makes (INDICATOR_IS_FALSE_JOKER for 104 and 105)."""
+    indicator = tile_from_id(tile_id, field=field)
+    if indicator.is_false_joker:
+        raise InvalidInput("INDICATOR_IS_FALSE_JOKER", field=field)
+    return Okey(indicator)
+
+
+class TileLedger:
+    """Checks that no physical tile is named in two places of one request.
+
+    The indicator, once known, is a place of its own: naming its tile again is TOO_MANY_COPIES
+    ("there are only two ... the indicator counts").
+    """
+
+    def __init__(self, indicator: Tile | None = None) -> None:
+        self._seen: dict[int, str] = {}
+        self._indicator = indicator
+        if indicator is not None:
+            self._seen[indicator.id] = "indicator"
+
+    def add(self, tile: Tile, field: str) -> None:
+        first = self._seen.get(tile.id)
+        if first is None:
+            self._seen[tile.id] = field
+            return
+        if self._indicator is not None and tile.id == self._indicator.id:
+            raise InvalidInput("TOO_MANY_COPIES", tile=str(tile), field=field)
+        raise InvalidInput(
+            "DUPLICATE_TILE", tile=str(tile), tile_id=tile.id, field=field, first_field=first
+        )
+
+    def add_all(self, tiles: Sequence[Tile], field: str) -> None:
+        for index, tile in enumerate(tiles):
+            self.add(tile, f"{field}[{index}]")
+
+
+# --------------------------------------------------------------------------------------------
+# Melds
+
+
+def meld_to_proto(meld: Meld, okey: Okey) -> common_pb2.Meld:
+    """A meld with what each tile plays as (an undecided okey's ``stands_for`` unset)."""
+    message = common_pb2.Meld(
+        kind=_MELD_KINDS[meld.kind],
+        number=meld.number,
+        colour=colour_to_proto(meld.colour),
+        value=meld.value,
+    )
+    for tile, stands in zip(meld.tiles, meld.stands_for, strict=True):
+        item = message.tiles.add(tile=tile_to_proto(tile, okey))
+        if stands is not None:
+            item.stands_for.CopyFrom(face_to_proto(stands))
+    return message
+
+
+def table_meld_to_proto(index: int, item: TableMeld, okey: Okey) -> common_pb2.TableMeld:
+    return common_pb2.TableMeld(
+        index=index, owner_seat=item.owner, meld=meld_to_proto(item.meld, okey)
+    )
+
+
+def group_from_proto(message: common_pb2.TileGroup, *, field: str = "group") -> Group:
+    """A group of tiles to put down, with what its okeys stand for (if said)."""
+    tiles = tiles_from_ids(message.tile_ids, field=f"{field}.tile_ids")
+    okey_as = tuple(
+        face_from_proto(face, field=f"{field}.okey_as[{i}]")
+        for i, face in enumerate(message.okey_as)
+    )
+    return Group(tiles, okey_as or None)
+
+
+def group_to_proto(group: Group) -> common_pb2.TileGroup:
+    return common_pb2.TileGroup(
+        tile_ids=[tile.id for tile in group.tiles],
+        okey_as=[face_to_proto(face) for face in group.okey_as or ()],
+    )
+
+
+def _state_meld_from_proto(
+    message: common_pb2.HandStateMeld, okey: Okey, rules: RuleSet, field: str
+) -> TableMeld:
+    """A table meld of a HandState, checked to be the meld it says it is."""
+    if message.owner_seat >= SEATS:
+        raise InvalidInput("UNKNOWN_SEAT", seat=message.owner_seat, field=f"{field}.owner_seat")
+    kind: MeldKind = _enum_from_proto(_MELD_KINDS_BACK, message.kind, f"{field}.kind", "MeldKind")
+    tiles = tiles_from_ids((item.tile_id for item in message.tiles), field=f"{field}.tiles")
+    stands: list[int | None] = []
+    for index, item in enumerate(message.tiles):
+        if item.HasField("stands_for"):
+            where = f"{field}.tiles[{index}].stands_for"
+            stands.append(face_from_proto(item.stands_for, field=where, code="NOT_A_MELD"))
+        else:
+            stands.append(None)
+    wild = tuple(okey.is_wild(tile) for tile in tiles)
+    colour = _COLOURS_BACK.get(int(message.colour))
+    if message.colour and colour is None:
+        raise _bad_field(f"{field}.colour", int(message.colour))
+    meld = Meld(kind, tiles, tuple(stands), message.number, colour, wild)
+    code = "NOT_A_PAIR" if kind is MeldKind.PAIR else "NOT_A_MELD"
+    if not _is_consistent(meld, okey, rules):
+        raise InvalidInput(code, field=field, meld=" ".join(meld.names()))
+    return TableMeld(meld, message.owner_seat)
+
+
+def _is_consistent(meld: Meld, okey: Okey, rules: RuleSet) -> bool:
+    """Whether ``meld`` (read from a message) is a run, set or pair as the engine keeps them."""
+    tiles = meld.tiles
+    real = [i for i, is_wild in enumerate(meld.wild) if not is_wild]
+    if meld.kind is MeldKind.PAIR:
+        if len(tiles) != 2:
+            return False
+        try:
+            expected = make_pair(tiles, okey)
+        except OkeyError:
+            return False
+        return (expected.stands_for, expected.number, expected.colour) == (
+            meld.stands_for,
+            meld.number,
+            meld.colour,
+        )
+    if len(tiles) < 3 or not real:
+        return False
+    if meld.kind is MeldKind.RUN:
+        colour = meld.colour
+        top = HIGH_ONE if rules.run_may_end_12_13_1 else 13
+        if colour is None or meld.number < 1 or meld.number + len(tiles) - 1 > top:
+            return False
+        for offset, (tile, stands) in enumerate(zip(tiles, meld.stands_for, strict=True)):
+            place = meld.number + offset
+            face = face_of(colour, 1 if place == HIGH_ONE else place)
+            if stands != face or (not okey.is_wild(tile) and okey.plays_as(tile) != face):
+                return False
+        return True
+    # A set: one number, a different colour on every tile; an okey's colour may be undecided
+    # while the set has three tiles.
+    if meld.colour is not None or len(tiles) > 4 or not 1 <= meld.number <= 13:
+        return False
+    colours: set[Colour] = set()
+    for tile, stands in zip(tiles, meld.stands_for, strict=True):
+        if not okey.is_wild(tile) and okey.plays_as(tile) != stands:
+            return False
+        if stands is None:
+            if len(tiles) == 4:
+                return False
+            continue
+        if face_number(stands) != meld.number or face_colour(stands) in colours:
+            return False
+        colours.add(face_colour(stands))
+    return True
+
+
+# --------------------------------------------------------------------------------------------
+# Rule sets
+
+_KNOBS: Final[tuple[str, ...]] = tuple(
+    field.name for field in dataclasses.fields(RuleSet) if field.name != "name"
+)
+_RULE_FIELDS: Final = common_pb2.RuleSet.DESCRIPTOR.fields_by_name
+
+
+def _enum_prefix(enum_name: str) -> str:
+    """``LeftDiscardPolicy`` -> ``LEFT_DISCARD_POLICY_`` (how buf STANDARD prefixes values)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", enum_name).upper() + "_"
+
+
+def _knob_enum_tables() -> dict[str, tuple[dict[int, enum.Enum], dict[enum.Enum, int]]]:
+    """For each enum knob: proto number -> engine member, and back. Checked to cover both."""
+    tables: dict[str, tuple[dict[int, enum.Enum], dict[enum.Enum, int]]] = {}
+    defaults = RuleSet()
+    for knob in _KNOBS:
+        current = getattr(defaults, knob)
+        enum_type = _RULE_FIELDS[knob].enum_type
+        if not isinstance(current, enum.Enum) or enum_type is None:
+            continue
+        prefix = _enum_prefix(enum_type.name)
+        forward: dict[int, enum.Enum] = {}
+        for value in enum_type.values:
+            if value.number == 0:
+                continue
+            forward[value.number] = type(current)[value.name.removeprefix(prefix)]
+        back = {member: number for number, member in forward.items()}
+        if len(back) != len(type(current)):
+            raise RuntimeError(f"RuleSet.{knob}: the proto enum does not cover the engine's")
+        tables[knob] = (forward, back)
+    return tables
+
+
+_KNOB_ENUMS: Final = _knob_enum_tables()
+
+#: The range every integer knob must be in, so that no score a hand can reach overflows the
+#: API's int32 points (the engine takes any integer; see the module docstring of ``rules``).
+KNOB_LIMIT: Final = 100_000
+#: Integer knobs that are counts, minimums or durations: never negative.
+_COUNT_KNOBS: Final = frozenset(
+    {
+        "opening_min_points",
+        "opening_min_pairs",
+        "pairs_opener_lay_off_limit",
+        "never_opened_cap",
+        "match_target",
+        "match_hands",
+        "turn_seconds",
+    }
+)
+
+
+def rules_from_proto(message: common_pb2.RuleSet, *, field: str = "rules") -> RuleSet:
+    """The preset with each knob present in ``message`` replacing the preset's value.
+
+    BAD_RULE_VALUE for an enum value the engine does not know, and for an integer outside
+    +-``KNOB_LIMIT`` (or negative, for a count, a minimum or a duration).
+    """
+    if message.preset == common_pb2.RULE_PRESET_UNSPECIFIED:
+        name = "oyna"
+    else:
+        known = _PRESETS.get(int(message.preset))
+        if known is None:
+            raise InvalidInput(
+                "UNKNOWN_PRESET", preset=str(int(message.preset)), field=f"{field}.preset"
+            )
+        name = known
+    overrides: dict[str, object] = {}
+    for knob in _KNOBS:
+        tables = _KNOB_ENUMS.get(knob)
+        if tables is not None:
+            number = int(getattr(message, knob))
+            if number == 0:
+                continue  # *_UNSPECIFIED: keep the preset's value
+            member = tables[0].get(number)
+            if member is None:
+                raise InvalidInput(
+                    "BAD_RULE_VALUE", rule=knob, value=str(number), field=f"{field}.{knob}"
+                )
+            overrides[knob] = member
+        elif message.HasField(knob):
+            value = getattr(message, knob)
+            low = 0 if knob in _COUNT_KNOBS else -KNOB_LIMIT
+            if not isinstance(value, bool) and not low <= value <= KNOB_LIMIT:
+                raise InvalidInput(
+                    "BAD_RULE_VALUE", rule=knob, value=str(value), field=f"{field}.{knob}"
+                )
+            overrides[knob] = value
+    return RuleSet.preset(name).with_overrides(overrides)
+
+
+def rules_to_proto(rules: RuleSet) -> common_pb2.RuleSet:
+    """Every knob present and resolved; ``custom`` when any differs from the preset."""
+    preset = PRESETS.get(rules.name)
+    message = common_pb2.RuleSet(
+        preset=_PRESETS_BACK.get(rules.name, common_pb2.RULE_PRESET_UNSPECIFIED),
+        custom=preset is None or preset != rules,
+    )
+    for knob in _KNOBS:
+        value = getattr(rules, knob)
+        tables = _KNOB_ENUMS.get(knob)
+        setattr(message, knob, tables[1][value] if tables is not None else value)
+    return message
+
+
+# --------------------------------------------------------------------------------------------
+# Actions
+
+
+def action_from_proto(message: common_pb2.Action, *, field: str = "action") -> Action:
+    """The engine's move for an Action; EMPTY_MOVE when none of the oneof is set."""
+    move = message.WhichOneof("move")
+    where = f"{field}.{move}"
+    if move is None:
+        raise InvalidInput("EMPTY_MOVE", field=field)
+    if move == "draw":
+        return Draw()
+    if move == "take":
+        return TakeDiscard()
+    if move == "give_back":
+        return GiveBack()
+    if move == "show_indicator":
+        return ShowIndicator()
+    if move == "open":
+        return Open(_groups(message.open.groups, f"{where}.groups"))
+    if move == "meld":
+        return LayDown(_groups(message.meld.groups, f"{where}.groups"))
+    if move == "open_pairs":
+        pairs = tuple(
+            (
+                tile_from_id(pair.first_tile_id, field=f"{where}.pairs[{i}].first_tile_id"),
+                tile_from_id(pair.second_tile_id, field=f"{where}.pairs[{i}].second_tile_id"),
+            )
+            for i, pair in enumerate(message.open_pairs.pairs)
+        )
+        return OpenPairs(pairs)
+    if move == "lay_off":
+        lay_off = message.lay_off
+        end: End | None = _enum_from_proto(_ENDS_BACK, lay_off.end, f"{where}.end", "RunEnd")
+        tile = tile_from_id(lay_off.tile_id, field=f"{where}.tile_id")
+        return LayOff(tile, lay_off.meld_index, end)
+    if move == "take_okey":
+        take = message.take_okey
+        return TakeOkey(take.meld_index, tiles_from_ids(take.tile_ids, field=f"{where}.tile_ids"))
+    if move == "discard":
+        return Discard(tile_from_id(message.discard.tile_id, field=f"{where}.tile_id"))
+    raise InvalidInput("EMPTY_MOVE", field=where)  # a move this server does not know
+
+
+def _groups(messages: Iterable[common_pb2.TileGroup], field: str) -> tuple[Group, ...]:
+    return tuple(group_from_proto(group, field=f"{field}[{i}]") for i, group in enumerate(messages))
+
+
+def action_to_proto(action: Action) -> common_pb2.Action:
+    """The Action message of an engine move."""
+    if isinstance(action, Draw):
+        return common_pb2.Action(draw=common_pb2.DrawAction())
+    if isinstance(action, TakeDiscard):
+        return common_pb2.Action(take=common_pb2.TakeAction())
+    if isinstance(action, GiveBack):
+        return common_pb2.Action(give_back=common_pb2.GiveBackAction())
+    if isinstance(action, ShowIndicator):
+        return common_pb2.Action(show_indicator=common_pb2.ShowIndicatorAction())
+    if isinstance(action, Open):
+        groups = [group_to_proto(group) for group in action.groups]
+        return common_pb2.Action(open=common_pb2.OpenAction(groups=groups))
+    if isinstance(action, LayDown):
+        groups = [group_to_proto(group) for group in action.groups]
+        return common_pb2.Action(meld=common_pb2.MeldAction(groups=groups))
+    if isinstance(action, OpenPairs):
+        pairs = [
+            common_pb2.TilePair(first_tile_id=first.id, second_tile_id=second.id)
+            for first, second in action.pairs
+        ]
+        return common_pb2.Action(open_pairs=common_pb2.OpenPairsAction(pairs=pairs))
+    if isinstance(action, LayOff):
+        lay_off = common_pb2.LayOffAction(
+            tile_id=action.tile.id, meld_index=action.meld, end=_ENDS[action.end]
+        )
+        return common_pb2.Action(lay_off=lay_off)
+    if isinstance(action, TakeOkey):
+        take = common_pb2.TakeOkeyAction(
+            meld_index=action.meld, tile_ids=[tile.id for tile in action.tiles]
+        )
+        return common_pb2.Action(take_okey=take)
+    return common_pb2.Action(discard=common_pb2.DiscardAction(tile_id=action.tile.id))
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+
+
+def finish_to_proto(finish: Finish) -> common_pb2.Finish:
+    return common_pb2.Finish(
+        winner_seat=finish.winner,
+        with_okey=finish.with_okey,
+        after_pairs=finish.after_pairs,
+        one_go=finish.one_go,
+        multiplier=finish.multiplier,
+    )
+
+
+def finish_from_proto(message: common_pb2.Finish, *, field: str = "finish") -> Finish:
+    if message.winner_seat >= SEATS:
+        raise InvalidInput("UNKNOWN_SEAT", seat=message.winner_seat, field=f"{field}.winner_seat")
+    if message.multiplier not in (1, 2, 4, 8):
+        raise _bad_field(f"{field}.multiplier", message.multiplier)
+    return Finish(
+        message.winner_seat,
+        message.with_okey,
+        message.after_pairs,
+        message.one_go,
+        message.multiplier,
+    )
+
+
+def hand_result_to_proto(result: HandResult, state: HandState) -> common_pb2.HandResult:
+    """A hand's result; each seat's penalty reasons come from ``state`` (none for a void hand,
+    whose +101s are wiped)."""
+    message = common_pb2.HandResult(reason=_END_REASONS[result.reason])
+    if result.finish is not None:
+        message.finish.CopyFrom(finish_to_proto(result.finish))
+    void = result.reason is EndReason.VOID
+    for seat, (points, penalty_points) in enumerate(
+        zip(result.scores, result.penalties, strict=True)
+    ):
+        reasons = () if void else state.seats[seat].penalties
+        message.scores.add(
+            seat=seat,
+            points=points,
+            penalty_points=penalty_points,
+            penalties=[_PENALTIES[reason] for reason in reasons],
+        )
+    return message
+
+
+def hand_result_from_proto(message: common_pb2.HandResult, *, field: str = "result") -> HandResult:
+    reason = end_reason_from_proto(message.reason, field=f"{field}.reason")
+    finish: Finish | None = None
+    if reason is EndReason.FINISHED:
+        if not message.HasField("finish"):
+            raise _bad_field(f"{field}.finish", "unset")
+        finish = finish_from_proto(message.finish, field=f"{field}.finish")
+    if len(message.scores) != SEATS:
+        raise _bad_field(f"{field}.scores", f"{len(message.scores)} seats")
+    for index, score in enumerate(message.scores):
+        if score.seat != index:
+            raise InvalidInput("UNKNOWN_SEAT", seat=score.seat, field=f"{field}.scores[{index}]")
+    return HandResult(
+        reason,
+        finish,
+        tuple(score.points for score in message.scores),
+        tuple(score.penalty_points for score in message.scores),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Events
+
+
+def event_to_proto(event: Event, state: HandState, *, for_seat: int | None) -> common_pb2.Event:
+    """An engine event as ``for_seat`` may see it (None: a spectator).
+
+    ``state`` is the state right after the move that caused the event (the meld an event names
+    is shown as it is then; a hand's end carries its result and every rack). Private tiles (a
+    drawn tile) are included only when ``for_seat`` is the event's seat.
+    """
+    okey = state.okey
+    message = common_pb2.Event(
+        kind=f"EVENT_KIND_{event.kind.upper()}",
+        tiles=tiles_to_proto(event.tiles, okey),
+    )
+    if event.seat is not None:
+        message.seat = event.seat
+        if for_seat == event.seat:
+            message.private_tiles.extend(tiles_to_proto(event.private, okey))
+    if event.meld is not None:
+        message.meld_index = event.meld
+        if event.meld < len(state.table):
+            message.meld.CopyFrom(meld_to_proto(state.table[event.meld].meld, okey))
+    if event.kind in _POINTS_EVENTS:
+        message.points = event.points
+    if event.kind == "penalty" and event.detail:
+        message.penalty_reason = _PENALTIES[PenaltyReason(event.detail)]
+    if event.kind == "hand_ended" and state.result is not None:
+        message.hand_result.CopyFrom(hand_result_to_proto(state.result, state))
+        message.revealed_racks.extend(_revealed(state))
+    return message
+
+
+def _revealed(state: HandState) -> list[common_pb2.RevealedRack]:
+    return [
+        common_pb2.RevealedRack(seat=index, tiles=tiles_to_proto(seat.rack, state.okey))
+        for index, seat in enumerate(state.seats)
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# Views
+
+
+def seat_view_to_proto(state: HandState, seat: int | None) -> common_pb2.SeatView:
+    """What ``seat`` (None: a spectator) may know of ``state``, from the engine's ``view``.
+
+    The rack comes with each tile's discard cost (``costly_discard``: an okey or a playable
+    tile; ``playable``: a run or set on the table could take it). A spectator gets no rack.
+    The table's own fields (ids, sequence, occupants, deadline, deal, match totals) stay empty.
+    """
+    okey = state.okey
+    # The engine's view of a seat; for a spectator, of the seat to move, rack left out.
+    seen = view(state, state.turn if seat is None else seat)
+    message = common_pb2.SeatView(
+        rules_version=seen.version,
+        rules=rules_to_proto(state.rules),
+        indicator=tile_to_proto(seen.indicator, okey),
+        okey=face_to_proto(seen.okey_face),
+        dealer=seen.dealer,
+        turn=seen.turn,
+        phase=_PHASES[seen.phase],
+        turn_number=seen.turn_number,
+        stock_count=seen.stock_count,
+    )
+    if seat is not None:
+        message.seat = seat
+        costly = {tile.id for tile in seen.costly_discards}
+        for tile in seen.rack:
+            is_costly = tile.id in costly
+            message.rack.add(
+                tile=tile_to_proto(tile, okey),
+                playable=is_costly and not okey.is_wild(tile),
+                costly_discard=is_costly,
+            )
+    for index, (meld, owner) in enumerate(seen.table):
+        message.table.add(index=index, owner_seat=owner, meld=meld_to_proto(meld, okey))
+    for other in seen.seats:
+        public = state.seats[other.seat]
+        message.seats.add(
+            seat=other.seat,
+            tile_count=other.tile_count,
+            discards=tiles_to_proto(other.discards, okey),
+            opened_as=_OPENINGS[other.opened_as],
+            opened_on_turn=public.opened_on_turn,
+            penalties=[_PENALTIES[reason] for reason in public.penalties],
+            penalty_points=other.penalties,
+            turns_played=public.turns_played,
+            showed_indicator=public.showed_indicator,
+        )
+    if seen.takeable is not None:
+        message.takeable.CopyFrom(tile_to_proto(seen.takeable, okey))
+    message.turn_progress.CopyFrom(_turn_progress(state.this_turn, okey))
+    if seen.result is not None:
+        message.result.CopyFrom(hand_result_to_proto(seen.result, state))
+    for index, rack in enumerate(seen.revealed_racks):
+        message.revealed_racks.add(seat=index, tiles=tiles_to_proto(rack, okey))
+    return message
+
+
+def _turn_progress(this_turn: ThisTurn, okey: Okey) -> common_pb2.TurnProgress:
+    message = common_pb2.TurnProgress(
+        taken_unopened=this_turn.taken_unopened,
+        gave_back=this_turn.gave_back,
+        opened=this_turn.opened,
+        laid_off=this_turn.laid_off,
+        took_okey=this_turn.took_okey,
+    )
+    if this_turn.taken is not None:
+        message.taken.CopyFrom(tile_to_proto(this_turn.taken, okey))
+    return message
+
+
+# --------------------------------------------------------------------------------------------
+# The hand state
+
+
+def hand_state_to_proto(state: HandState) -> common_pb2.HandState:
+    """The whole state (every rack, the stock's order): for services only."""
+    message = common_pb2.HandState(
+        rules_version=state.version,
+        rules=rules_to_proto(state.rules),
+        indicator_tile_id=state.okey.indicator.id,
+        dealer=state.dealer,
+        turn=state.turn,
+        phase=_PHASES[state.phase],
+        stock_tile_ids=[tile.id for tile in state.stock],
+        turn_number=state.turn_number,
+    )
+    for seat in state.seats:
+        message.seats.add(
+            rack_tile_ids=[tile.id for tile in seat.rack],
+            discard_tile_ids=[tile.id for tile in seat.discards],
+            opened_as=_OPENINGS[seat.opened_as],
+            opened_on_turn=seat.opened_on_turn,
+            penalties=[_PENALTIES[reason] for reason in seat.penalties],
+            turns_played=seat.turns_played,
+            showed_indicator=seat.showed_indicator,
+        )
+    for item in state.table:
+        meld = item.meld
+        added = message.table.add(
+            owner_seat=item.owner,
+            kind=_MELD_KINDS[meld.kind],
+            number=meld.number,
+            colour=colour_to_proto(meld.colour),
+        )
+        for tile, stands in zip(meld.tiles, meld.stands_for, strict=True):
+            tile_message = added.tiles.add(tile_id=tile.id)
+            if stands is not None:
+                tile_message.stands_for.CopyFrom(face_to_proto(stands))
+    if state.takeable is not None:
+        message.takeable_tile_id = state.takeable.id
+    turn = state.this_turn
+    message.this_turn.CopyFrom(
+        common_pb2.HandStateTurn(
+            taken_unopened=turn.taken_unopened,
+            gave_back=turn.gave_back,
+            opened=turn.opened,
+            laid_off=turn.laid_off,
+            took_okey=turn.took_okey,
+        )
+    )
+    if turn.taken is not None:
+        message.this_turn.taken_tile_id = turn.taken.id
+    if state.result is not None:
+        message.result.CopyFrom(hand_result_to_proto(state.result, state))
+    return message
+
+
+def hand_state_from_proto(message: common_pb2.HandState, *, field: str = "state") -> HandState:
+    """The engine's state of a HandState message, refused if it is not one.
+
+    Refused: no ``rules_version`` (a required field), an unknown one (UNKNOWN_RULES_VERSION,
+    before anything else is read), a bad rule set, an unknown tile id, a tile in two places
+    (the indicator, racks, discard piles, table, stock), not exactly four seats, a seat number
+    outside 0-3, a rack of more than 22 tiles, a counter past ``MAX_COUNT`` or
+    ``MAX_PENALTIES``, a table meld that is not the meld it says it is, a takeable tile that is
+    not the last discard on the left of the seat to move, an unknown enum value, and a phase
+    that disagrees with the result (PHASE_ENDED exactly when a result is set). Not every tile of
+    the set has to be placed: a what-if position may leave some out.
+    """
+    if not message.rules_version:
+        raise _bad_field(f"{field}.rules_version", "unset")  # a required field missing
+    if message.rules_version != RULES_VERSION:
+        raise InvalidInput(
+            "UNKNOWN_RULES_VERSION", version=message.rules_version, field=f"{field}.rules_version"
+        )
+    rules = rules_from_proto(message.rules, field=f"{field}.rules")
+    okey = okey_from_indicator_id(message.indicator_tile_id, field=f"{field}.indicator_tile_id")
+    for name in ("dealer", "turn"):
+        seat_number = int(getattr(message, name))
+        if seat_number >= SEATS:
+            raise InvalidInput("UNKNOWN_SEAT", seat=seat_number, field=f"{field}.{name}")
+    phase = phase_from_proto(message.phase, field=f"{field}.phase")
+    if len(message.seats) != SEATS:
+        count = len(message.seats)
+        raise InvalidInput(
+            "UNKNOWN_SEAT", seat=min(count, SEATS), seats=count, field=f"{field}.seats"
+        )
+    ledger = TileLedger(okey.indicator)
+    seats = []
+    for index, seat in enumerate(message.seats):
+        where = f"{field}.seats[{index}]"
+        rack = tiles_from_ids(seat.rack_tile_ids, field=f"{where}.rack_tile_ids")
+        if len(rack) > MAX_RACK:
+            raise _bad_field(f"{where}.rack_tile_ids", f"{len(rack)} tiles")
+        discards = tiles_from_ids(seat.discard_tile_ids, field=f"{where}.discard_tile_ids")
+        ledger.add_all(rack, f"{where}.rack_tile_ids")
+        ledger.add_all(discards, f"{where}.discard_tile_ids")
+        if not -1 <= seat.opened_on_turn <= MAX_COUNT:
+            raise _bad_field(f"{where}.opened_on_turn", seat.opened_on_turn)
+        if seat.turns_played > MAX_COUNT:
+            raise _bad_field(f"{where}.turns_played", seat.turns_played)
+        if len(seat.penalties) > MAX_PENALTIES:
+            raise _bad_field(f"{where}.penalties", f"{len(seat.penalties)} penalties")
+        seats.append(
+            Seat(
+                rack=rack,
+                discards=discards,
+                opened_as=opened_as_from_proto(seat.opened_as, field=f"{where}.opened_as"),
+                opened_on_turn=seat.opened_on_turn,
+                penalties=tuple(
+                    penalty_reason_from_proto(reason, field=f"{where}.penalties[{i}]")
+                    for i, reason in enumerate(seat.penalties)
+                ),
+                turns_played=seat.turns_played,
+                showed_indicator=seat.showed_indicator,
+            )
+        )
+    table = []
+    for index, meld_message in enumerate(message.table):
+        where = f"{field}.table[{index}]"
+        item = _state_meld_from_proto(meld_message, okey, rules, where)
+        ledger.add_all(item.meld.tiles, f"{where}.tiles")
+        table.append(item)
+    stock = tiles_from_ids(message.stock_tile_ids, field=f"{field}.stock_tile_ids")
+    ledger.add_all(stock, f"{field}.stock_tile_ids")
+    takeable: Tile | None = None
+    if message.HasField("takeable_tile_id"):
+        where = f"{field}.takeable_tile_id"
+        takeable = tile_from_id(message.takeable_tile_id, field=where)
+        left = seats[left_of(message.turn)].discards
+        if not left or left[-1].id != takeable.id:
+            raise _bad_field(where, takeable)
+    turn = message.this_turn
+    for name, count in (
+        ("turn_number", message.turn_number),
+        ("this_turn.laid_off", turn.laid_off),
+    ):
+        if count > MAX_COUNT:
+            raise _bad_field(f"{field}.{name}", count)
+    taken: Tile | None = None
+    if turn.HasField("taken_tile_id"):
+        taken = tile_from_id(turn.taken_tile_id, field=f"{field}.this_turn.taken_tile_id")
+    this_turn = ThisTurn(
+        taken=taken,
+        taken_unopened=turn.taken_unopened,
+        gave_back=turn.gave_back,
+        opened=turn.opened,
+        laid_off=turn.laid_off,
+        took_okey=turn.took_okey,
+    )
+    result: HandResult | None = None
+    if message.HasField("result"):
+        result = hand_result_from_proto(message.result, field=f"{field}.result")
+    if (result is not None) != (phase is Phase.ENDED):
+        raise _bad_field(f"{field}.phase", common_pb2.Phase.Name(message.phase))
+    return HandState(
+        rules=rules,
+        okey=okey,
+        dealer=message.dealer,
+        turn=message.turn,
+        phase=phase,
+        seats=tuple(seats),
+        table=tuple(table),
+        stock=stock,
+        takeable=takeable,
+        turn_number=message.turn_number,
+        this_turn=this_turn,
+        result=result,
+        version=message.rules_version,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Violations
+
+
+def violation_to_proto(error: OkeyError, language: str = "en") -> common_pb2.Violation:
+    """An engine error as a validation answer's Violation (code, parameters, sentence)."""
+    return common_pb2.Violation(
+        code=error.code,
+        params={key: str(value) for key, value in error.params.items()},
+        message=error.message(language),
+    )
+
+
+__all__ = [
+    "KNOB_LIMIT",
+    "MAX_COUNT",
+    "MAX_PENALTIES",
+    "MAX_RACK",
+    "TileLedger",
+    "action_from_proto",
+    "action_to_proto",
+    "colour_to_proto",
+    "end_reason_from_proto",
+    "end_reason_to_proto",
+    "event_to_proto",
+    "face_from_proto",
+    "face_to_proto",
+    "finish_from_proto",
+    "finish_to_proto",
+    "group_from_proto",
+    "group_to_proto",
+    "hand_result_from_proto",
+    "hand_result_to_proto",
+    "hand_state_from_proto",
+    "hand_state_to_proto",
+    "meld_to_proto",
+    "okey_from_indicator_id",
+    "opened_as_from_proto",
+    "opened_as_to_proto",
+    "penalty_reason_from_proto",
+    "penalty_reason_to_proto",
+    "phase_from_proto",
+    "phase_to_proto",
+    "rules_from_proto",
+    "rules_to_proto",
+    "seat_view_to_proto",
+    "table_meld_to_proto",
+    "tile_from_id",
+    "tile_to_proto",
+    "tiles_from_ids",
+    "tiles_to_proto",
+    "violation_to_proto",
+]
