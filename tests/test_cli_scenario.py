@@ -79,9 +79,7 @@ def test_run_without_json_is_readable(tmp_path: Path, capsys: pytest.CaptureFixt
 
 def test_check_passes_and_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good = _write(tmp_path, "good.yaml", REJECTED_OPENING)
-    bad = _write(
-        tmp_path, "bad.yaml", REJECTED_OPENING.replace("{rejected: NOT_YOUR_TURN}", "ok")
-    )
+    bad = _write(tmp_path, "bad.yaml", REJECTED_OPENING.replace("{rejected: NOT_YOUR_TURN}", "ok"))
     assert main(["scenario", "check", str(good)]) == 0
     assert capsys.readouterr().out.strip().splitlines()[-1] == "1 passed, 0 failed"
     assert main(["scenario", "check", str(tmp_path)]) == 1

@@ -569,9 +569,7 @@ def test_random_runs_are_accepted_at_their_value(
     okey_positions = {i for i, tile in enumerate(tiles) if okey.is_wild(tile)}
     meld = make_group(tiles, okey, rules)
     expected = sum(face_number(face) for face in faces)
-    stood = sum(
-        meld.number if face is None else face_number(face) for face in meld.stands_for
-    )
+    stood = sum(meld.number if face is None else face_number(face) for face in meld.stands_for)
     assert meld.value == stood
     assert meld.wild == tuple(okey.is_wild(tile) for tile in meld.tiles)
     if len(faces) - len(okey_positions) >= 2:
@@ -607,9 +605,7 @@ def test_random_sets_are_accepted_at_their_value(
     tiles = substitute(data.draw, faces, okey, allocator)
     meld = make_group(tiles, okey, rules)
     real = [i for i, tile in enumerate(tiles) if not okey.is_wild(tile)]
-    stood = sum(
-        meld.number if face is None else face_number(face) for face in meld.stands_for
-    )
+    stood = sum(meld.number if face is None else face_number(face) for face in meld.stands_for)
     assert meld.value == stood
     if len(real) >= 2:
         assert meld.kind is MeldKind.SET

@@ -47,9 +47,7 @@ def _hands(preset: str, keep_one: bool) -> list[tuple[Hand, Tile | None]]:
         required: Tile | None = None
         if index % 3 == 0:
             special = [
-                tile
-                for tile in hand.tiles
-                if tile.is_false_joker or hand.okey.is_wild(tile)
+                tile for tile in hand.tiles if tile.is_false_joker or hand.okey.is_wild(tile)
             ]
             required = rng.choice(special if special and rng.random() < 0.5 else hand.tiles)
         hands.append((hand, required))
@@ -157,11 +155,25 @@ def _hand(indicator: str, names: str) -> Hand:
 
 WORKED = [
     # The opening worth 115 in the boombala text.
-    pytest.param("boombala", "Y5", "R10 R11 R12 R13 K13 B13 Y13 K9 K10 K11 R2 B5", None, True, 115,
-                 id="boombala-115"),
+    pytest.param(
+        "boombala",
+        "Y5",
+        "R10 R11 R12 R13 K13 B13 Y13 K9 K10 K11 R2 B5",
+        None,
+        True,
+        115,
+        id="boombala-115",
+    ),
     # Three runs side by side in one colour: R9-R10-OK(R11) and R11-R12-R13 twice = 30 + 72.
-    pytest.param("oyna", "Y5", "R9 R10 R11 R11 R12 R12 R13 R13 OK B2", None, True, 102,
-                 id="three-runs-in-one-colour"),
+    pytest.param(
+        "oyna",
+        "Y5",
+        "R9 R10 R11 R11 R12 R12 R13 R13 OK B2",
+        None,
+        True,
+        102,
+        id="three-runs-in-one-colour",
+    ),
     # Two okeys and a lone 1: OK(R12)-OK(R13)-R1 where 12-13-1 is a run; else B3-OK-OK as
     # 3-4-5 beats R1-OK-OK as 1-2-3.
     pytest.param("boombala", "Y5", "R1 OK OK B3", None, True, 26, id="okeys-make-12-13-1"),
@@ -179,9 +191,7 @@ WORKED = [
     pytest.param(
         "oyna", "Y5", "R1 R2 R3 R4 R1 B1 K1", "R1", True, 12, id="keep-one-twin-of-required"
     ),
-    pytest.param(
-        "oyna", "Y5", "R1 R2 R3 R4 R1 B1 K1", "R1", False, 13, id="use-all-with-required"
-    ),
+    pytest.param("oyna", "Y5", "R1 R2 R3 R4 R1 B1 K1", "R1", False, 13, id="use-all-with-required"),
 ]
 
 

@@ -96,9 +96,7 @@ def _force(
         hand[outgoing_index] = incoming
 
 
-def bench_hands(
-    count: int, seed: int, presets: Sequence[str]
-) -> list[tuple[Hand, RuleSet, bool]]:
+def bench_hands(count: int, seed: int, presets: Sequence[str]) -> list[tuple[Hand, RuleSet, bool]]:
     """``count`` natural 22-tile hands and ``count // 2`` forced to hold one or two okeys,
     interleaved, the rule sets cycling through ``presets``; the flag marks the forced ones."""
     rng = random.Random(seed)
