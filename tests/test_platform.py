@@ -164,7 +164,7 @@ VERIFIER = JwksVerifier(jwks_of(KEY))
 
 @pytest.fixture(autouse=True, scope="module")
 def _logging() -> None:
-    configure_logging("json", "info")
+    configure_logging("json", "info", force=True)  # whatever an earlier module set
 
 
 def arun(coroutine: Coroutine[Any, Any, None]) -> None:

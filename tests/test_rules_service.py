@@ -243,8 +243,8 @@ def test_validate_melds_answers_valid_and_invalid_with_reasons(stub: Any) -> Non
     assert [v.code for v in verdicts[2].violations] == ["RUN_WRAPS_AROUND"]
     assert verdicts[2].violations[0].message == render("RUN_WRAPS_AROUND", "en", {})
     assert [v.code for v in verdicts[3].violations] == ["UNKNOWN_TILE"]
-    # The same physical R8 in two groups: a request-level DUPLICATE_TILE.
-    assert [v.code for v in answer.violations] == ["DUPLICATE_TILE"]
+    # The same physical R8 in two groups: a request-level DUPLICATE_TILE_ID.
+    assert [v.code for v in answer.violations] == ["DUPLICATE_TILE_ID"]
     turkish = stub.ValidateMelds(
         rules_pb2.ValidateMeldsRequest(
             indicator_tile_id=tile("Y5").id, groups=groups[2:3], locale="tr-TR"
@@ -327,7 +327,7 @@ def test_best_opening_of_the_worked_hand_is_115(stub: Any) -> None:
     assert not answer.HasField("whole_hand")
     bad = rejected(stub.BestOpening, rules_pb2.BestOpeningRequest(rack_tile_ids=[3, 3]))
     assert bad.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert details(bad)[0].reason == "DUPLICATE_TILE"
+    assert details(bad)[0].reason == "DUPLICATE_TILE_ID"
 
 
 def test_playable_tiles_of_the_worked_example(stub: Any) -> None:
@@ -599,12 +599,12 @@ def test_malformed_requests_are_invalid_argument(stub: Any) -> None:
     assert code in (invalid, grpc.StatusCode.FAILED_PRECONDITION)
 
     code, info = apply_error(draw, _state_with(seats=3))
-    assert (code, info.reason, info.metadata["seats"]) == (invalid, "UNKNOWN_SEAT", "3")
+    assert (code, info.reason, info.metadata["seats"]) == (invalid, "WRONG_SEAT_COUNT", "3")
 
     twice = convert.hand_state_to_proto(state)
     twice.stock_tile_ids.append(twice.seats[0].rack_tile_ids[0])
     code, info = apply_error(draw, twice)
-    assert (code, info.reason) == (invalid, "DUPLICATE_TILE")
+    assert (code, info.reason) == (invalid, "DUPLICATE_TILE_ID")
     assert info.metadata["field"] == "state.stock_tile_ids[20]"
 
     unknown = convert.hand_state_to_proto(state)

@@ -39,6 +39,18 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "The rule '{rule}' cannot be set to '{value}'.",
         "tr": "'{rule}' kuralı '{value}' değerini alamaz.",
     },
+    "BAD_FIELD": {
+        "en": "The field {field} cannot hold '{value}'.",
+        "tr": "{field} alanı '{value}' değerini alamaz.",
+    },
+    "WRONG_SEAT_COUNT": {
+        "en": "A hand has 4 seats, not {seats}.",
+        "tr": "Bir elde 4 koltuk olur, {seats} değil.",
+    },
+    "DUPLICATE_TILE_ID": {
+        "en": "Tile {tile_id} ({tile}) is named twice.",
+        "tr": "{tile_id} numaralı taş ({tile}) iki kez geçiyor.",
+    },
     # Melds.
     "MELD_TOO_SHORT": {
         "en": "A run or a set needs at least three tiles.",

@@ -11,12 +11,11 @@ Pure functions, no I/O: every service that speaks the API converts here and nowh
   not one) is refused, never executed.
 
 Codes used for malformed input are the engine's own (``okey101.engine.messages``): UNKNOWN_TILE,
-DUPLICATE_TILE, TOO_MANY_COPIES (the indicator's tile used again), UNKNOWN_SEAT, BAD_DECK,
-INDICATOR_IS_FALSE_JOKER, UNKNOWN_PRESET, BAD_RULE_VALUE, BAD_OKEY_AS, EMPTY_MOVE, NOT_A_MELD,
-NOT_A_PAIR, UNKNOWN_RULES_VERSION. A field holding a value that cannot be (an enum's unknown or
-unspecified value, a takeable tile that is not the last discard on the left) is BAD_RULE_VALUE
-with ``rule`` = the field and ``value`` = what it held: the catalogue has no code for "a bad
-field" yet.
+DUPLICATE_TILE_ID, TOO_MANY_COPIES (the indicator's tile used again), UNKNOWN_SEAT,
+WRONG_SEAT_COUNT, BAD_DECK, INDICATOR_IS_FALSE_JOKER, UNKNOWN_PRESET, BAD_RULE_VALUE (a knob),
+BAD_OKEY_AS, EMPTY_MOVE, NOT_A_MELD, NOT_A_PAIR, UNKNOWN_RULES_VERSION. A field holding a value
+that cannot be (an enum's unknown or unspecified value, a takeable tile that is not the last
+discard on the left) is BAD_FIELD with the field's path and what it held.
 """
 
 from __future__ import annotations
@@ -159,7 +158,7 @@ _POINTS_EVENTS: Final = frozenset({"penalty", "opened", "melded", "showed_indica
 
 def _bad_field(field: str, value: object) -> InvalidInput:
     """A field holding a value that cannot be (see the module docstring)."""
-    return InvalidInput("BAD_RULE_VALUE", rule=field, value=str(value), field=field)
+    return InvalidInput("BAD_FIELD", field=field, value=str(value))
 
 
 def _enum_from_proto(
@@ -301,7 +300,7 @@ class TileLedger:
         if self._indicator is not None and tile.id == self._indicator.id:
             raise InvalidInput("TOO_MANY_COPIES", tile=str(tile), field=field)
         raise InvalidInput(
-            "DUPLICATE_TILE", tile=str(tile), tile_id=tile.id, field=field, first_field=first
+            "DUPLICATE_TILE_ID", tile=str(tile), tile_id=tile.id, field=field, first_field=first
         )
 
     def add_all(self, tiles: Sequence[Tile], field: str) -> None:
@@ -881,9 +880,7 @@ def hand_state_from_proto(message: common_pb2.HandState, *, field: str = "state"
     phase = phase_from_proto(message.phase, field=f"{field}.phase")
     if len(message.seats) != SEATS:
         count = len(message.seats)
-        raise InvalidInput(
-            "UNKNOWN_SEAT", seat=min(count, SEATS), seats=count, field=f"{field}.seats"
-        )
+        raise InvalidInput("WRONG_SEAT_COUNT", seats=count, field=f"{field}.seats")
     ledger = TileLedger(okey.indicator)
     seats = []
     for index, seat in enumerate(message.seats):

@@ -145,6 +145,17 @@ def parse_accept_language(header: str) -> Language:
     return "en" if best is None else best[2]
 
 
+def request_language(
+    request: object, metadata: Iterable[tuple[str, str | bytes]] | None
+) -> Language:
+    """The caller's language: the request's ``locale`` field if it has one (every okey.v1
+    request does), else its ``accept-language`` metadata, else English."""
+    locale = getattr(request, "locale", "")
+    if isinstance(locale, str) and locale.strip():
+        return parse_accept_language(locale)
+    return language_of(metadata)
+
+
 def language_of(metadata: Iterable[tuple[str, str | bytes]] | None) -> Language:
     """The caller's language from its ``accept-language`` metadata (default English)."""
     for key, value in metadata or ():

@@ -28,7 +28,7 @@ import structlog
 
 from okey101.engine.errors import OkeyError
 from okey101.platform import metrics
-from okey101.platform.errors import Internal, Unavailable, abort_with
+from okey101.platform.errors import Internal, Unavailable, abort_with, request_language
 from okey101.platform.handlers import Context, Handler, WrapCache, rpc_type, split_method, wrap
 from okey101.platform.logs import ids_of
 
@@ -105,7 +105,7 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
                 code = _cancelled_code(context)
                 raise
             except Exception as exc:
-                await self._map(exc, context, method)
+                await self._map(exc, context, method, request)
             finally:
                 finish(context, began, code)
 
@@ -121,12 +121,13 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
                     yield item
                     sent.inc()
             except _Drained:
-                await abort_with(context, Unavailable("SERVER_SHUTTING_DOWN"))
+                language = request_language(request, context.invocation_metadata())
+                await abort_with(context, Unavailable("SERVER_SHUTTING_DOWN"), language)
             except asyncio.CancelledError:
                 code = _cancelled_code(context)
                 raise
             except Exception as exc:
-                await self._map(exc, context, method)
+                await self._map(exc, context, method, request)
             finally:
                 finish(context, began, code)
 
@@ -162,14 +163,16 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
                 if not following.cancelled():
                     following.exception()  # retrieved: it ends with the stream
 
-    async def _map(self, exc: Exception, context: Context, method: str) -> NoReturn:
-        """End the call for an exception out of a handler (an abort passes through as is)."""
+    async def _map(self, exc: Exception, context: Context, method: str, request: Any) -> NoReturn:
+        """End the call for an exception out of a handler (an abort passes through as is), in
+        the language the request asked for."""
         if isinstance(exc, grpc.aio.BaseError):
             raise exc
+        language = request_language(request, context.invocation_metadata())
         if isinstance(exc, OkeyError):
-            await abort_with(context, exc)
+            await abort_with(context, exc, language)
         self._log.error("unexpected exception in a handler", method=method, exc_info=exc)
-        await abort_with(context, Internal("INTERNAL"))
+        await abort_with(context, Internal("INTERNAL"), language)
 
 
 def _cancelled_code(context: Context) -> grpc.StatusCode:

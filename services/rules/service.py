@@ -50,7 +50,7 @@ from okey101.engine.tiles import ALL_TILES, TILE_COUNT, Okey, Tile, tile_by_id
 from okey101.platform import convert
 from okey101.platform.auth import Access, AccessPolicy
 from okey101.platform.config import Settings
-from okey101.platform.errors import Language, abort_with, language_of, parse_accept_language
+from okey101.platform.errors import Language, request_language
 from okey101.platform.handlers import Context
 from okey101.platform.server import serve
 
@@ -83,13 +83,6 @@ def access_policy() -> AccessPolicy:
 ACCESS: Final = access_policy()
 
 _R = TypeVar("_R")
-
-
-def request_language(locale: str, context: Context) -> Language:
-    """The request's ``locale`` (primary language "tr": Turkish), else ``accept-language``."""
-    if locale.strip():
-        return parse_accept_language(locale)
-    return language_of(context.invocation_metadata())
 
 
 def _malformed(error: OkeyError, **extra: str | int) -> InvalidInput:
@@ -527,60 +520,56 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     async def ResolveRuleSet(  # noqa: N802 (the generated servicer's names)
         self, request: rules_pb2.ResolveRuleSetRequest, context: Context
     ) -> rules_pb2.ResolveRuleSetResponse:
-        return await _answer(resolve_rule_set, request, request.locale, context)
+        return await _answer(resolve_rule_set, request, context)
 
     async def ValidateMelds(  # noqa: N802 (the generated servicer's names)
         self, request: rules_pb2.ValidateMeldsRequest, context: Context
     ) -> rules_pb2.ValidateMeldsResponse:
-        return await _answer(validate_melds, request, request.locale, context)
+        return await _answer(validate_melds, request, context)
 
     async def ValidateOpening(  # noqa: N802 (the generated servicer's names)
         self, request: rules_pb2.ValidateOpeningRequest, context: Context
     ) -> rules_pb2.ValidateOpeningResponse:
-        return await _answer(validate_opening, request, request.locale, context)
+        return await _answer(validate_opening, request, context)
 
     async def BestOpening(  # noqa: N802 (the generated servicer's names)
         self, request: rules_pb2.BestOpeningRequest, context: Context
     ) -> rules_pb2.BestOpeningResponse:
-        return await _answer(best_opening_of, request, request.locale, context)
+        return await _answer(best_opening_of, request, context)
 
     async def PlayableTiles(  # noqa: N802 (the generated servicer's names)
         self, request: rules_pb2.PlayableTilesRequest, context: Context
     ) -> rules_pb2.PlayableTilesResponse:
-        return await _answer(playable_tiles, request, request.locale, context)
+        return await _answer(playable_tiles, request, context)
 
     async def DealHand(  # noqa: N802 (the generated servicer's names)
         self, request: rules_pb2.DealHandRequest, context: Context
     ) -> rules_pb2.DealHandResponse:
-        return await _answer(deal_hand, request, request.locale, context)
+        return await _answer(deal_hand, request, context)
 
     async def ApplyAction(  # noqa: N802 (the generated servicer's names)
         self, request: rules_pb2.ApplyActionRequest, context: Context
     ) -> rules_pb2.ApplyActionResponse:
-        return await _answer(apply_action, request, request.locale, context)
+        return await _answer(apply_action, request, context)
 
     async def ViewHand(  # noqa: N802 (the generated servicer's names)
         self, request: rules_pb2.ViewHandRequest, context: Context
     ) -> rules_pb2.ViewHandResponse:
-        return await _answer(view_hand, request, request.locale, context)
+        return await _answer(view_hand, request, context)
 
     async def ScoreHand(  # noqa: N802 (the generated servicer's names)
         self, request: rules_pb2.ScoreHandRequest, context: Context
     ) -> rules_pb2.ScoreHandResponse:
-        return await _answer(score_hand, request, request.locale, context)
+        return await _answer(score_hand, request, context)
 
 
 _Q = TypeVar("_Q")
 
 
-async def _answer(
-    compute: Callable[[_Q, Language], _R], request: _Q, locale: str, context: Context
-) -> _R:
-    language = request_language(locale, context)
-    try:
-        return compute(request, language)
-    except OkeyError as error:
-        await abort_with(context, error, language)
+async def _answer(compute: Callable[[_Q, Language], _R], request: _Q, context: Context) -> _R:
+    """``compute`` in the request's language (sentences in validation answers); an engine error
+    it raises is mapped by the platform, in the same language."""
+    return compute(request, request_language(request, context.invocation_metadata()))
 
 
 def register(server: grpc.aio.Server) -> list[str]:

@@ -1,0 +1,365 @@
+"""Database access every stateful service shares: SQLAlchemy 2 async engines, sessions, and each
+service's own Alembic history run at start-up.
+
+- Where: ``database_url(service, settings)`` is ``settings.database_url`` (``--database-url``,
+  ``OKEY_<SERVICE>_DATABASE_URL``, ``OKEY_DATABASE_URL``), else in local mode a SQLite file
+  ``<var dir>/<service>.db`` (``./var/scoring.db``). Outside local mode a URL is required: a
+  pod's own file system is no place for scores. ``postgresql://`` and ``postgres://`` URLs are
+  read as ``postgresql+asyncpg://``, ``sqlite://`` as ``sqlite+aiosqlite://``.
+- SQLite (the embedded default): WAL, a busy timeout, foreign keys on, and transactions that
+  SQLAlchemy begins itself (the driver's legacy transaction handling is off). A read begins a
+  plain (deferred) transaction, which never blocks under WAL; a write transaction
+  (``Database.write()``) begins with ``BEGIN IMMEDIATE``, so concurrent writers queue on the busy
+  timeout instead of failing when one upgrades a read lock.
+- PostgreSQL (the cluster's truth): asyncpg, READ COMMITTED, ``pool_pre_ping``. Writers that
+  must serialise take row locks (``SELECT ... FOR UPDATE``); duplicates are stopped by unique
+  constraints and ``INSERT ... ON CONFLICT DO NOTHING`` (``insert_ignoring_conflicts``).
+- Migrations: ``run_migrations(service, url)`` upgrades the service's own Alembic history
+  (``okey101/<service>/migrations``) to head, recording it in ``alembic_version_<service>``, so
+  services may share one database. On PostgreSQL an advisory lock keeps two replicas starting
+  at once from migrating together. Call it from ``serve()``'s ``ready`` hook.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+from sqlalchemy import Connection, Table, event, text
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+from sqlalchemy.sql.dml import Insert
+
+from okey101.platform.config import ConfigError, Settings
+from okey101.platform.logs import get_logger
+
+#: How long a SQLite writer waits for the lock before giving up (seconds).
+SQLITE_BUSY_TIMEOUT: Final = 30.0
+#: The execution option that marks a connection as a writer's (SQLite: BEGIN IMMEDIATE).
+WRITE_OPTION: Final = "okey101_write"
+#: How many times ``Database.transaction`` runs a write again after a transient failure.
+WRITE_ATTEMPTS: Final = 4
+
+_log = get_logger(component="database")
+_T = TypeVar("_T")
+
+
+def normalize_url(url: str) -> str:
+    """The async driver's form of ``url`` (asyncpg for PostgreSQL, aiosqlite for SQLite)."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise ConfigError(f"database_url is not a database URL: {_redact(url)!r}") from None
+    backend = parsed.get_backend_name()
+    if backend in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+asyncpg")
+    elif backend == "sqlite":
+        parsed = parsed.set(drivername="sqlite+aiosqlite")
+    else:
+        raise ConfigError(f"database_url must be PostgreSQL or SQLite, not {backend!r}")
+    return parsed.render_as_string(hide_password=False)
+
+
+def sqlite_url(path: Path) -> str:
+    """The aiosqlite URL of a database file."""
+    return f"sqlite+aiosqlite:///{path}"
+
+
+def database_url(service: str, settings: Settings) -> str:
+    """Where ``service`` keeps its data (see the module docstring)."""
+    if settings.database_url:
+        return normalize_url(settings.database_url)
+    if not settings.local_mode:
+        raise ConfigError(
+            f"{service} needs a database: set OKEY_DATABASE_URL (or OKEY_{service.upper()}_"
+            "DATABASE_URL) to a PostgreSQL URL, or run in local mode (OKEY_LOCAL_MODE=1) for SQLite"
+        )
+    return sqlite_url(settings.var_dir / f"{service}.db")
+
+
+def _redact(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<unreadable URL>"
+
+
+def is_sqlite(engine: AsyncEngine | AsyncConnection | Connection) -> bool:
+    return engine.dialect.name == "sqlite"
+
+
+def create_engine(url: str, **options: Any) -> AsyncEngine:
+    """An async engine for ``url`` set up as the module docstring says."""
+    url = normalize_url(url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database or ""
+        if database and database != ":memory:" and not database.startswith("file:"):
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        connect_args = {"timeout": SQLITE_BUSY_TIMEOUT, **options.pop("connect_args", {})}
+        engine = create_async_engine(url, connect_args=connect_args, **options)
+        _sqlite_events(engine)
+        return engine
+    options.setdefault("pool_pre_ping", True)
+    options.setdefault("pool_size", 10)
+    options.setdefault("max_overflow", 20)
+    return create_async_engine(url, **options)
+
+
+def _sqlite_events(engine: AsyncEngine) -> None:
+    sync_engine = engine.sync_engine
+
+    @event.listens_for(sync_engine, "connect")
+    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # SQLAlchemy emits BEGIN itself (below); the driver's legacy handling is turned off.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT * 1000)}")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        finally:
+            cursor.close()
+
+    @event.listens_for(sync_engine, "begin")
+    def on_begin(connection: Connection) -> None:
+        write = connection.get_execution_options().get(WRITE_OPTION, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def insert_ignoring_conflicts(table: Table, dialect_name: str) -> Insert:
+    """``INSERT ... ON CONFLICT DO NOTHING`` for ``table`` on PostgreSQL or SQLite."""
+    if dialect_name == "postgresql":
+        return postgresql.insert(table).on_conflict_do_nothing()
+    return sqlite.insert(table).on_conflict_do_nothing()
+
+
+def is_transient(error: BaseException) -> bool:
+    """A failure that running the transaction again may cure: a deadlock or serialisation
+    failure (PostgreSQL), a locked database (SQLite), a dropped connection."""
+    if not isinstance(error, DBAPIError):
+        return False
+    if error.connection_invalidated:
+        return True
+    code = getattr(error.orig, "sqlstate", None) or getattr(error.orig, "pgcode", None)
+    if code in ("40001", "40P01", "55P03"):
+        return True
+    return "database is locked" in str(error.orig).lower()
+
+
+class Database:
+    """One service's engine and its sessions.
+
+    ``read()`` and ``write()`` are sessions in a transaction committed at the end of the block
+    (rolled back on an exception); ``transaction(work)`` runs ``work(session)`` in a write
+    transaction, again after a transient failure.
+    """
+
+    def __init__(self, url: str, **options: Any) -> None:
+        self.url = normalize_url(url)
+        self.engine = create_engine(self.url, **options)
+        self._writer = self.engine.execution_options(**{WRITE_OPTION: True})
+        self._read_sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._write_sessions = async_sessionmaker(self._writer, expire_on_commit=False)
+
+    @classmethod
+    def for_service(cls, service: str, settings: Settings, **options: Any) -> Database:
+        return cls(database_url(service, settings), **options)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncSession]:
+        async with self._read_sessions() as session, session.begin():
+            yield session
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncSession]:
+        async with self._write_sessions() as session, session.begin():
+            yield session
+
+    async def transaction(self, work: Callable[[AsyncSession], Awaitable[_T]]) -> _T:
+        """``work`` in a write transaction, retried (a few times, briefly) when it fails for a
+        transient reason; any other exception propagates after the rollback."""
+        delay = 0.02
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            try:
+                async with self.write() as session:
+                    return await work(session)
+            except DBAPIError as error:
+                if attempt == WRITE_ATTEMPTS or not is_transient(error):
+                    raise
+                _log.warning("transient database failure: retrying", attempt=attempt)
+                await asyncio.sleep(delay)
+                delay *= 4
+        raise AssertionError("unreachable")
+
+    async def migrate(self, service: str) -> None:
+        await run_migrations(service, self.engine)
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+
+# --------------------------------------------------------------------------------------------
+# Migrations
+
+
+def migrations_path(service: str) -> Path:
+    """The Alembic script directory of a service: ``okey101/<service>/migrations``."""
+    module = importlib.import_module(f"okey101.{service}")
+    if module.__file__ is None:
+        raise ConfigError(f"okey101.{service} is not a package with files")
+    path = Path(module.__file__).parent / "migrations"
+    if not (path / "env.py").exists():
+        raise ConfigError(f"okey101.{service} has no Alembic history at {path}")
+    return path
+
+
+def version_table(service: str) -> str:
+    """The table a service's Alembic history records its revision in."""
+    return f"alembic_version_{service}"
+
+
+def alembic_config(service: str, url: str | None = None) -> Any:
+    """An Alembic ``Config`` for a service's history (no alembic.ini needed)."""
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(migrations_path(service)))
+    config.set_main_option("version_table", version_table(service))
+    if url is not None:
+        # configparser interpolates '%': escape it (a password may hold one).
+        config.set_main_option("sqlalchemy.url", normalize_url(url).replace("%", "%%"))
+    config.attributes["service"] = service
+    return config
+
+
+def _advisory_key(service: str) -> int:
+    digest = hashlib.sha256(f"okey101-migrations:{service}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+async def run_migrations(
+    service: str, url: str | AsyncEngine, *, revision: str = "head"
+) -> None:
+    """Upgrade ``service``'s database (a URL or an engine) to ``revision`` of its own history."""
+    from alembic import command
+
+    engine = url if isinstance(url, AsyncEngine) else create_engine(url)
+    config = alembic_config(service)
+    try:
+        writer = engine.execution_options(**{WRITE_OPTION: True})
+        async with writer.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                await connection.execute(
+                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": _advisory_key(service)}
+                )
+
+            def upgrade(sync_connection: Connection) -> None:
+                config.attributes["connection"] = sync_connection
+                command.upgrade(config, revision)
+
+            await connection.run_sync(upgrade)
+        _log.info("database migrated", service=service, revision=revision, dialect=engine.name)
+    finally:
+        if not isinstance(url, AsyncEngine):
+            await engine.dispose()
+
+
+def run_env_migrations(target_metadata: Any, *, render_as_batch_on_sqlite: bool = True) -> None:
+    """The body of a service's ``migrations/env.py``: online migrations on the connection
+    ``run_migrations`` hands over, else on the URL of the Alembic config (the ``alembic``
+    command), else on the service's configured database; offline, SQL to standard output."""
+    from alembic import context
+
+    config = context.config
+    table = config.get_main_option("version_table") or version_table(
+        str(config.attributes.get("service", "service"))
+    )
+
+    def configure(connection: Connection) -> None:
+        context.configure(
+            connection=connection,
+            target_metadata=target_metadata,
+            version_table=table,
+            render_as_batch=render_as_batch_on_sqlite and connection.dialect.name == "sqlite",
+            compare_type=True,
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+
+    if context.is_offline_mode():
+        context.configure(
+            url=config.get_main_option("sqlalchemy.url"),
+            target_metadata=target_metadata,
+            version_table=table,
+            literal_binds=True,
+            dialect_opts={"paramstyle": "named"},
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+        return
+    connection = config.attributes.get("connection")
+    if connection is not None:
+        configure(connection)
+        return
+    url = config.get_main_option("sqlalchemy.url")
+    if not url:
+        from okey101.platform.config import load_settings
+
+        service = str(config.attributes.get("service") or config.get_main_option("service"))
+        url = database_url(service, load_settings(service))
+
+    async def online() -> None:
+        engine = create_engine(url)
+        try:
+            async with engine.execution_options(**{WRITE_OPTION: True}).connect() as conn:
+                await conn.run_sync(configure)
+                await conn.commit()
+        finally:
+            await engine.dispose()
+
+    asyncio.run(online())
+
+
+def row_mapping(row: Any) -> Mapping[str, Any]:
+    """A result row as a mapping (for code that reads columns by name)."""
+    mapping: Mapping[str, Any] = row._mapping
+    return mapping
+
+
+__all__: Sequence[str] = (
+    "SQLITE_BUSY_TIMEOUT",
+    "WRITE_OPTION",
+    "Database",
+    "alembic_config",
+    "create_engine",
+    "database_url",
+    "insert_ignoring_conflicts",
+    "is_sqlite",
+    "is_transient",
+    "migrations_path",
+    "normalize_url",
+    "row_mapping",
+    "run_env_migrations",
+    "run_migrations",
+    "sqlite_url",
+    "version_table",
+)
