@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
@@ -202,34 +205,114 @@ def _scenario_check(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------------------------
-# up: start every service that exists
+# serve and up: the services
+
+# The five services of ../shared/DESIGN.md, in the order `up` starts them.
+SERVICES = ("rules", "bot", "scoring", "table", "lobby")
+
+
+def built_services() -> list[str]:
+    """The services that exist in this build (each is a package with ``__main__.run``)."""
+    import importlib.util
+
+    built = []
+    for name in SERVICES:
+        if importlib.util.find_spec(f"okey101.{name}") is None:
+            continue
+        if importlib.util.find_spec(f"okey101.{name}.__main__") is not None:
+            built.append(name)
+    return built
+
+
+def _add_serve(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "serve",
+        help="run one service (its flags: okey101 serve SERVICE --help)",
+        description="Run one service until SIGTERM or Ctrl-C: okey101 serve rules --port 50054.",
+        add_help=False,
+    )
+    parser.add_argument("service", metavar="SERVICE", help=f"one of: {', '.join(SERVICES)}")
+    parser.add_argument("flags", nargs=argparse.REMAINDER, help="the service's own flags")
+    parser.set_defaults(handler=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import importlib
+
+    if args.service not in SERVICES:
+        raise CommandError(f"there is no service called '{args.service}': {', '.join(SERVICES)}")
+    if args.service not in built_services():
+        raise CommandError(f"the {args.service} service is not built yet")
+    module = importlib.import_module(f"okey101.{args.service}.__main__")
+    status: int = module.run(args.flags)
+    return status
 
 
 def _add_up(commands: Commands) -> None:
     parser = commands.add_parser(
-        "up", help="start every service that exists (lobby, table, scoring, rules, bot)"
+        "up",
+        help="start every service that exists on its default ports (SQLite under ./var/)",
+        description="Start every built service as a process of its own on the default ports of "
+        "DESIGN.md, wait until each reports SERVING, and print where each listens. Ctrl-C (or "
+        "SIGTERM) stops them all gracefully.",
     )
+    parser.add_argument("--var-dir", default="var", help="where local mode keeps its files")
     parser.set_defaults(handler=_up)
 
 
-# The services of ../shared/DESIGN.md and their default ports (gRPC, metrics).
-SERVICES = (
-    ("lobby", 50051, 9101),
-    ("table", 50052, 9102),
-    ("scoring", 50053, 9103),
-    ("rules", 50054, 9104),
-    ("bot", 50055, 9105),
-)
-
-
 def _up(args: argparse.Namespace) -> int:
-    print("okey101 up: the services and where they will listen (gRPC, metrics):")
-    for name, port, metrics in SERVICES:
-        print(f"  {name:<8} 127.0.0.1:{port}  metrics :{metrics}  (not built yet)")
-    print("No service exists yet, so nothing was started. The engine's tools work today:")
-    print("  okey101 best-opening --rules oyna --indicator Y5 R10 R11 R12 R13 K13 B13 Y13 ...")
-    print("  okey101 scenario check tests/scenarios")
-    return 0
+    from okey101.bench.rules_bench import wait_serving_sync
+    from okey101.platform.config import SERVICE_PORTS
+
+    names = built_services()
+    if not names:
+        print("okey101 up: no service is built yet.")
+        return 0
+    children: list[tuple[str, subprocess.Popen[bytes]]] = []
+    stopping = False
+
+    def stop(_signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        for name in names:
+            command = [sys.executable, "-m", "okey101.cli", "serve", name]
+            children.append((name, subprocess.Popen([*command, "--var-dir", args.var_dir])))
+        for name, _child in children:
+            port, _metrics = SERVICE_PORTS[name]
+            wait_serving_sync(f"127.0.0.1:{port}", timeout=60)
+        print("okey101 up: serving (gRPC, metrics):")
+        for name, _child in children:
+            port, metrics = SERVICE_PORTS[name]
+            print(f"  {name:<8} 127.0.0.1:{port}   http://127.0.0.1:{metrics}/metrics")
+        missing = [name for name in SERVICES if name not in names]
+        if missing:
+            print(f"  not built yet: {', '.join(missing)}")
+        print("Ctrl-C stops them all.", flush=True)
+        while not stopping:
+            for name, child in children:
+                if child.poll() is not None:
+                    print(f"okey101 up: {name} stopped (exit {child.returncode})", file=sys.stderr)
+                    stopping = True
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass
+    except TimeoutError as error:
+        print(f"okey101 up: {error}", file=sys.stderr)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        for _name, child in children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        for _name, child in children:
+            try:
+                child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+    failed = [name for name, child in children if child.returncode not in (0, -signal.SIGTERM)]
+    return 1 if failed else 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -297,8 +380,32 @@ def _presets(text: str) -> tuple[str, ...]:
     return presets
 
 
+def _add_bench_rules(targets: Commands) -> None:
+    parser = targets.add_parser(
+        "rules",
+        help="ApplyAction over real gRPC against an empty gRPC service",
+        description="Start the rules service and an empty gRPC service on free ports, call "
+        "ApplyAction (and the empty call) with CONCURRENCY calls in flight for SECONDS each.",
+    )
+    parser.add_argument("--seconds", type=float, default=10.0, help="seconds per service")
+    parser.add_argument("--concurrency", type=_positive_int, default=8, help="calls in flight")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the dealt hand")
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(handler=_bench_rules)
+
+
+def _bench_rules(args: argparse.Namespace) -> int:
+    from okey101.bench import rules_bench
+
+    return rules_bench.main(args.seconds, args.concurrency, args.seed, args.json)
+
+
 # Each adds one ``okey101 bench TARGET`` subcommand.
-_BENCH_TARGETS: tuple[Callable[[Commands], None], ...] = (_add_bench_solver, _add_bench_engine)
+_BENCH_TARGETS: tuple[Callable[[Commands], None], ...] = (
+    _add_bench_solver,
+    _add_bench_engine,
+    _add_bench_rules,
+)
 
 
 def _add_bench(commands: Commands) -> None:
@@ -329,6 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_best_opening(commands)
     _add_scenario(commands)
+    _add_serve(commands)
     _add_up(commands)
     _add_bench(commands)
     return parser

@@ -37,9 +37,9 @@ from okey101.engine.solver import (
     OpenedAs,
     best_opening,
     best_pairs,
-    is_playable,
     lay_down_all_but_one,
     least_leftover,
+    playable_faces,
 )
 from okey101.engine.tiles import Tile
 
@@ -84,11 +84,10 @@ class SeatView:
 def view(state: HandState, seat: int) -> SeatView:
     """What ``seat`` may know; never another rack or the stock order while the hand is live."""
     me = state.seats[seat]
-    melds = state.table_melds()
+    playable = playable_faces(state.table_melds(), state.rules)
+    okey = state.okey
     costly = tuple(
-        tile
-        for tile in me.rack
-        if state.okey.is_wild(tile) or is_playable(tile, state.okey, melds, state.rules)
+        tile for tile in me.rack if okey.is_wild(tile) or okey.plays_as(tile) in playable
     )
     others = tuple(
         OtherSeat(

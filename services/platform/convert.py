@@ -24,6 +24,7 @@ import dataclasses
 import enum
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any, Final
 
 from okey.v1 import common_pb2
@@ -61,8 +62,9 @@ from okey101.engine.hand import (
 )
 from okey101.engine.melds import HIGH_ONE, Meld, MeldKind, make_pair
 from okey101.engine.rules import PRESETS, RuleSet
-from okey101.engine.solver import OpenedAs
+from okey101.engine.solver import OpenedAs, playable_faces
 from okey101.engine.tiles import (
+    ALL_TILES,
     FACE_COUNT,
     TILE_COUNT,
     Colour,
@@ -232,20 +234,33 @@ def tile_from_id(tile_id: int, *, field: str = "tile_id") -> Tile:
 
 def tiles_from_ids(tile_ids: Iterable[int], *, field: str) -> tuple[Tile, ...]:
     """Tiles of ids (each checked; duplicates are the caller's to refuse)."""
-    return tuple(tile_from_id(tile_id, field=f"{field}[{i}]") for i, tile_id in enumerate(tile_ids))
+    ids = list(tile_ids)
+    if all(0 <= tile_id < TILE_COUNT for tile_id in ids):
+        return tuple(ALL_TILES[tile_id] for tile_id in ids)
+    return tuple(tile_from_id(tile_id, field=f"{field}[{i}]") for i, tile_id in enumerate(ids))
 
 
-def tile_to_proto(tile: Tile, okey: Okey | None = None) -> common_pb2.Tile:
-    """A Tile message; ``wild`` is set when ``okey`` says it is one of the hand's okeys."""
+def _build_tile(tile: Tile, wild: bool) -> common_pb2.Tile:
     message = common_pb2.Tile(
-        id=tile.id,
-        notation=str(tile),
-        false_joker=tile.is_false_joker,
-        wild=okey is not None and okey.is_wild(tile),
+        id=tile.id, notation=str(tile), false_joker=tile.is_false_joker, wild=wild
     )
     if tile.colour is not None and tile.number is not None:
         message.colour = _COLOURS[tile.colour]
         message.number = tile.number
+    return message
+
+
+# Every Tile message there can be (106 tiles, wild or not), built once: a copy is ten times
+# cheaper than building one, and views hold a hundred tiles.
+_TILE_MESSAGES: Final[tuple[tuple[common_pb2.Tile, common_pb2.Tile], ...]] = tuple(
+    (_build_tile(tile, False), _build_tile(tile, True)) for tile in ALL_TILES
+)
+
+
+def tile_to_proto(tile: Tile, okey: Okey | None = None) -> common_pb2.Tile:
+    """A Tile message; ``wild`` is set when ``okey`` says it is one of the hand's okeys."""
+    message = common_pb2.Tile()
+    message.CopyFrom(_TILE_MESSAGES[tile.id][okey is not None and okey.is_wild(tile)])
     return message
 
 
@@ -287,25 +302,35 @@ class TileLedger:
     """
 
     def __init__(self, indicator: Tile | None = None) -> None:
-        self._seen: dict[int, str] = {}
+        # Where each tile was named: (field, index in it or -1), spelled out only for an error.
+        self._seen: dict[int, tuple[str, int]] = {}
         self._indicator = indicator
         if indicator is not None:
-            self._seen[indicator.id] = "indicator"
+            self._seen[indicator.id] = ("indicator", -1)
 
-    def add(self, tile: Tile, field: str) -> None:
+    def add(self, tile: Tile, field: str, index: int = -1) -> None:
         first = self._seen.get(tile.id)
         if first is None:
-            self._seen[tile.id] = field
+            self._seen[tile.id] = (field, index)
             return
+        where = _field_path(field, index)
         if self._indicator is not None and tile.id == self._indicator.id:
-            raise InvalidInput("TOO_MANY_COPIES", tile=str(tile), field=field)
+            raise InvalidInput("TOO_MANY_COPIES", tile=str(tile), field=where)
         raise InvalidInput(
-            "DUPLICATE_TILE_ID", tile=str(tile), tile_id=tile.id, field=field, first_field=first
+            "DUPLICATE_TILE_ID",
+            tile=str(tile),
+            tile_id=tile.id,
+            field=where,
+            first_field=_field_path(*first),
         )
 
     def add_all(self, tiles: Sequence[Tile], field: str) -> None:
         for index, tile in enumerate(tiles):
-            self.add(tile, f"{field}[{index}]")
+            self.add(tile, field, index)
+
+
+def _field_path(field: str, index: int) -> str:
+    return field if index < 0 else f"{field}[{index}]"
 
 
 # --------------------------------------------------------------------------------------------
@@ -482,8 +507,18 @@ def rules_from_proto(message: common_pb2.RuleSet, *, field: str = "rules") -> Ru
     """The preset with each knob present in ``message`` replacing the preset's value.
 
     BAD_RULE_VALUE for an enum value the engine does not know, and for an integer outside
-    +-``KNOB_LIMIT`` (or negative, for a count, a minimum or a duration).
+    +-``KNOB_LIMIT`` (or negative, for a count, a minimum or a duration). Tables send the same
+    few rule sets again and again: answers are remembered by the message's bytes.
     """
+    return _rules_from_bytes(message.SerializeToString(deterministic=True), field)
+
+
+@lru_cache(maxsize=256)
+def _rules_from_bytes(data: bytes, field: str) -> RuleSet:
+    return _rules_from_message(common_pb2.RuleSet.FromString(data), field)
+
+
+def _rules_from_message(message: common_pb2.RuleSet, field: str) -> RuleSet:
     if message.preset == common_pb2.RULE_PRESET_UNSPECIFIED:
         name = "oyna"
     else:
@@ -734,12 +769,25 @@ def seat_view_to_proto(state: HandState, seat: int | None) -> common_pb2.SeatVie
     tile; ``playable``: a run or set on the table could take it). A spectator gets no rack.
     The table's own fields (ids, sequence, occupants, deadline, deal, match totals) stay empty.
     """
+    return _seat_view(state, seat, _public_view(state))
+
+
+def seat_views_to_proto(
+    state: HandState,
+) -> tuple[list[common_pb2.SeatView], common_pb2.SeatView]:
+    """Every seat's view and a spectator's, the face-up part built once for all five."""
+    public = _public_view(state)
+    seats = [_seat_view(state, seat, public) for seat in range(len(state.seats))]
+    return seats, _seat_view(state, None, public)
+
+
+def _public_view(state: HandState) -> common_pb2.SeatView:
+    """The part of a view every seat and a spectator share: all that is face up."""
     okey = state.okey
-    # The engine's view of a seat; for a spectator, of the seat to move, rack left out.
-    seen = view(state, state.turn if seat is None else seat)
+    # The engine's view of the seat to move, whose rack is then left out.
+    seen = view(state, state.turn)
     message = common_pb2.SeatView(
         rules_version=seen.version,
-        rules=rules_to_proto(state.rules),
         indicator=tile_to_proto(seen.indicator, okey),
         okey=face_to_proto(seen.okey_face),
         dealer=seen.dealer,
@@ -748,16 +796,7 @@ def seat_view_to_proto(state: HandState, seat: int | None) -> common_pb2.SeatVie
         turn_number=seen.turn_number,
         stock_count=seen.stock_count,
     )
-    if seat is not None:
-        message.seat = seat
-        costly = {tile.id for tile in seen.costly_discards}
-        for tile in seen.rack:
-            is_costly = tile.id in costly
-            message.rack.add(
-                tile=tile_to_proto(tile, okey),
-                playable=is_costly and not okey.is_wild(tile),
-                costly_discard=is_costly,
-            )
+    message.rules.CopyFrom(_rules_message(state.rules))
     for index, (meld, owner) in enumerate(seen.table):
         message.table.add(index=index, owner_seat=owner, meld=meld_to_proto(meld, okey))
     for other in seen.seats:
@@ -781,6 +820,48 @@ def seat_view_to_proto(state: HandState, seat: int | None) -> common_pb2.SeatVie
     for index, rack in enumerate(seen.revealed_racks):
         message.revealed_racks.add(seat=index, tiles=tiles_to_proto(rack, okey))
     return message
+
+
+def _seat_view(
+    state: HandState, seat: int | None, public: common_pb2.SeatView
+) -> common_pb2.SeatView:
+    """``public`` with ``seat``'s own rack (a spectator: none)."""
+    message = common_pb2.SeatView()
+    message.CopyFrom(public)
+    if seat is None:
+        return message
+    okey = state.okey
+    message.seat = seat
+    playable = playable_faces(state.table_melds(), state.rules)
+    message.rack.extend(
+        _RACK_TILES[tile.id][okey.is_wild(tile)][
+            not okey.is_wild(tile) and okey.plays_as(tile) in playable
+        ]
+        for tile in state.seats[seat].rack
+    )
+    return message
+
+
+def _build_rack_tile(tile: Tile, wild: bool, playable: bool) -> common_pb2.RackTile:
+    message = common_pb2.RackTile(playable=playable, costly_discard=wild or playable)
+    message.tile.CopyFrom(_TILE_MESSAGES[tile.id][wild])
+    return message
+
+
+# Every RackTile there can be, by tile id, wild, playable (extending a rack copies them).
+_RACK_TILES: Final[tuple[tuple[tuple[common_pb2.RackTile, ...], ...], ...]] = tuple(
+    tuple(
+        tuple(_build_rack_tile(tile, wild, playable) for playable in (False, True))
+        for wild in (False, True)
+    )
+    for tile in ALL_TILES
+)
+
+
+@lru_cache(maxsize=64)
+def _rules_message(rules: RuleSet) -> common_pb2.RuleSet:
+    """A rule set's message, built once per rule set (callers copy it)."""
+    return rules_to_proto(rules)
 
 
 def _turn_progress(this_turn: ThisTurn, okey: Okey) -> common_pb2.TurnProgress:
@@ -1012,6 +1093,7 @@ __all__ = [
     "rules_from_proto",
     "rules_to_proto",
     "seat_view_to_proto",
+    "seat_views_to_proto",
     "table_meld_to_proto",
     "tile_from_id",
     "tile_to_proto",

@@ -386,8 +386,7 @@ def playable_tiles(
 
 
 def _views(state: HandState) -> tuple[list[common_pb2.SeatView], common_pb2.SeatView]:
-    seats = [convert.seat_view_to_proto(state, seat) for seat in range(SEATS)]
-    return seats, convert.seat_view_to_proto(state, None)
+    return convert.seat_views_to_proto(state)
 
 
 def deal_hand(request: rules_pb2.DealHandRequest, language: Language) -> rules_pb2.DealHandResponse:

@@ -1,0 +1,46 @@
+"""An empty grpc.aio service for ``bench rules``: every call answers with its request.
+
+    python -m okey101.bench.empty_server PORT
+
+It serves the standard health service (so the bench can wait for it) and ``/okey.bench.Empty/Call``
+with no interceptors, no auth and no work: the floor a real service is measured against.
+It stops on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from typing import Any
+
+import grpc
+import grpc.aio
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+
+async def _echo(request: bytes, context: Any) -> bytes:
+    return request
+
+
+async def serve(port: int) -> None:
+    server = grpc.aio.server()
+    handler = grpc.method_handlers_generic_handler(
+        "okey.bench.Empty", {"Call": grpc.unary_unary_rpc_method_handler(_echo)}
+    )
+    server.add_generic_rpc_handlers((handler,))
+    checks = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(checks, server)
+    server.add_insecure_port(f"127.0.0.1:{port}")
+    await server.start()
+    await checks.set("", health_pb2.HealthCheckResponse.SERVING)
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stopping.set)
+    await stopping.wait()
+    await server.stop(1)
+
+
+if __name__ == "__main__":
+    asyncio.run(serve(int(sys.argv[1])))

@@ -1,0 +1,196 @@
+"""``okey101 bench rules``: ApplyAction over real gRPC, beside an empty gRPC service.
+
+Both servers run as processes of their own on free ports: the rules service as ``okey101 serve
+rules`` starts it (local mode, a temporary var dir), and an empty grpc.aio service that answers
+every call with its request (``empty_server``). The same client (grpc.aio, ``concurrency`` calls
+in flight) calls each for ``seconds``: the rules service with a real ApplyAction (a dealt hand,
+the starting player's discard, a service token), the empty one with a request of the same size.
+The last line is JSON: ``calls_per_second``, ``p50_ms``, ``p99_ms``, ``empty_calls_per_second``,
+``ratio_vs_empty``, ``errors``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import grpc.aio
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from okey101.bench.solver_bench import percentile
+from okey101.engine.actions import Discard
+from okey101.engine.deal import deal, shuffled_deck
+from okey101.engine.rules import RuleSet
+
+EMPTY_METHOD = "/okey.bench.Empty/Call"
+
+
+def free_port() -> int:
+    """A port nothing listens on now (the kernel's choice)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def process(
+    args: list[str], env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A child process, stopped with SIGTERM (then killed) when the block ends."""
+    child = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield child
+    finally:
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+            try:
+                child.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+
+
+async def wait_serving(target: str, timeout: float = 30.0, service: str = "") -> None:
+    """Until the server at ``target`` reports SERVING on the standard health service."""
+    deadline = time.monotonic() + timeout
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub: Any = health_pb2_grpc.HealthStub(channel)
+        while True:
+            try:
+                answer = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=1)
+                if answer.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.aio.AioRpcError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{target} did not report SERVING within {timeout} s")
+            await asyncio.sleep(0.1)
+
+
+def wait_serving_sync(target: str, timeout: float = 30.0) -> None:
+    """``wait_serving`` for code without an event loop."""
+    asyncio.run(wait_serving(target, timeout))
+
+
+async def measure(
+    call: Callable[[], Awaitable[Any]], concurrency: int, seconds: float
+) -> tuple[int, list[float], int]:
+    """Calls completed, their latencies (ms) and errors, with ``concurrency`` calls in flight."""
+    latencies: list[float] = []
+    errors = 0
+    stop_at = time.perf_counter() + seconds
+
+    async def worker() -> None:
+        nonlocal errors
+        while time.perf_counter() < stop_at:
+            began = time.perf_counter()
+            try:
+                await call()
+            except grpc.aio.AioRpcError:
+                errors += 1
+                continue
+            latencies.append((time.perf_counter() - began) * 1000)
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return len(latencies), latencies, errors
+
+
+def _apply_request(seed: int) -> Any:
+    from okey.v1 import rules_pb2
+
+    from okey101.platform import convert
+
+    state = deal(RuleSet.preset("oyna"), 0, shuffled_deck(random.Random(seed)))
+    discard = Discard(state.seats[state.turn].rack[0])
+    return rules_pb2.ApplyActionRequest(
+        state=convert.hand_state_to_proto(state),
+        seat=state.turn,
+        actions=[convert.action_to_proto(discard)],
+    )
+
+
+async def _run(seconds: float, concurrency: int, seed: int) -> dict[str, object]:
+    from okey.v1 import rules_pb2_grpc
+
+    from okey101.platform.auth import TokenIssuer, dev_signing_key
+
+    request = _apply_request(seed)
+    payload = request.SerializeToString()
+    with tempfile.TemporaryDirectory(prefix="okey101-bench-") as var_dir:
+        key = dev_signing_key(Path(var_dir))  # the service finds and uses this same key
+        token = TokenIssuer(key).issue("bench", "service", ttl_seconds=3600)
+        rules_port, metrics_port, empty_port = free_port(), free_port(), free_port()
+        env = {**os.environ, "OKEY_LOG_LEVEL": "warning"}
+        rules_args = [
+            sys.executable, "-m", "okey101.cli", "serve", "rules",
+            "--port", str(rules_port), "--metrics-port", str(metrics_port),
+            "--var-dir", var_dir,
+        ]  # fmt: skip
+        empty_args = [sys.executable, "-m", "okey101.bench.empty_server", str(empty_port)]
+        with process(rules_args, env), process(empty_args, env):
+            rules_target = f"127.0.0.1:{rules_port}"
+            empty_target = f"127.0.0.1:{empty_port}"
+            await wait_serving(rules_target)
+            await wait_serving(empty_target)
+            metadata = (("authorization", f"Bearer {token}"),)
+            async with grpc.aio.insecure_channel(rules_target) as rules_channel:
+                stub = rules_pb2_grpc.RulesServiceStub(rules_channel)
+                answer = await stub.ApplyAction(request, metadata=metadata, timeout=5)
+                if answer.state.turn == request.state.turn:
+                    raise RuntimeError("ApplyAction did not pass the turn: the bench is wrong")
+
+                async def apply_action() -> Any:
+                    return await stub.ApplyAction(request, metadata=metadata, timeout=5)
+
+                count, latencies, errors = await measure(apply_action, concurrency, seconds)
+            async with grpc.aio.insecure_channel(empty_target) as empty_channel:
+                echo: Any = empty_channel.unary_unary(EMPTY_METHOD)
+
+                async def empty_call() -> Any:
+                    return await echo(payload, metadata=metadata, timeout=5)
+
+                empty_count, _empty_latencies, empty_errors = await measure(
+                    empty_call, concurrency, seconds
+                )
+    calls_per_second = count / seconds
+    empty_per_second = empty_count / seconds
+    return {
+        "calls_per_second": round(calls_per_second, 1),
+        "p50_ms": round(percentile(latencies, 50), 3),
+        "p99_ms": round(percentile(latencies, 99), 3),
+        "empty_calls_per_second": round(empty_per_second, 1),
+        "ratio_vs_empty": round(calls_per_second / empty_per_second, 3) if empty_per_second else 0,
+        "errors": errors + empty_errors,
+        "concurrency": concurrency,
+        "seconds": seconds,
+        "request_bytes": len(payload),
+    }
+
+
+def main(seconds: float, concurrency: int, seed: int, as_json: bool) -> int:
+    figures = asyncio.run(_run(seconds, concurrency, seed))
+    print(
+        f"rules ApplyAction: {figures['calls_per_second']} calls/s, p50 {figures['p50_ms']} ms, "
+        f"p99 {figures['p99_ms']} ms ({figures['concurrency']} in flight, "
+        f"{figures['seconds']} s, {figures['request_bytes']} bytes a request)"
+    )
+    print(
+        f"empty gRPC service: {figures['empty_calls_per_second']} calls/s; "
+        f"ratio {figures['ratio_vs_empty']}; errors {figures['errors']}"
+    )
+    if as_json:
+        print(json.dumps(figures))
+    return 1 if figures["errors"] else 0
