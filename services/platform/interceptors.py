@@ -17,6 +17,7 @@ For each call:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -39,21 +40,44 @@ _SERIOUS: Final = frozenset(
 
 
 class Drain:
-    """Tells open streams to end when the server shuts down."""
+    """The server's shutdown as the calls see it.
+
+    Once ``close_streams`` is called, open streams end (and new calls are refused) with
+    UNAVAILABLE ``SERVER_SHUTTING_DOWN``, which clients retry elsewhere; unary calls already
+    running go on, and ``until_idle`` waits for them. gRPC's own stop would cancel a call that
+    races it (CANCELLED, which clients do not retry): the server stops once none is left.
+    """
 
     def __init__(self) -> None:
         self._closing = asyncio.Event()
+        self._running = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
 
     @property
     def closing(self) -> bool:
         return self._closing.is_set()
 
     def close_streams(self) -> None:
-        """End every open stream (and any opened from now on) with SERVER_SHUTTING_DOWN."""
+        """End every open stream and refuse every new call with SERVER_SHUTTING_DOWN."""
         self._closing.set()
 
     async def wait(self) -> None:
         await self._closing.wait()
+
+    def started(self) -> None:
+        self._running += 1
+        self._idle.clear()
+
+    def finished(self) -> None:
+        self._running -= 1
+        if not self._running:
+            self._idle.set()
+
+    async def until_idle(self, timeout: float) -> None:
+        """Until no unary call is running (at most ``timeout`` seconds)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), timeout)
 
 
 class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
@@ -99,6 +123,13 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
             started.inc()
             _bind_ids(request)
             code: grpc.StatusCode | None = None
+            if self._drain.closing:
+                language = request_language(request, context.invocation_metadata())
+                try:
+                    await abort_with(context, Unavailable("SERVER_SHUTTING_DOWN"), language)
+                finally:
+                    finish(context, began, code)
+            self._drain.started()
             try:
                 return await call_next()
             except asyncio.CancelledError:
@@ -107,6 +138,7 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
             except Exception as exc:
                 await self._map(exc, context, method, request)
             finally:
+                self._drain.finished()
                 finish(context, began, code)
 
         async def stream(

@@ -215,7 +215,10 @@ class ServerHandle:
 
     async def _shutdown(self, grace: float) -> None:
         self._drain.close_streams()
-        await self.server.stop(grace)
+        began = asyncio.get_running_loop().time()
+        await self._drain.until_idle(grace)
+        left = max(0.0, grace - (asyncio.get_running_loop().time() - began))
+        await self.server.stop(left)
         if self.metrics is not None:
             await asyncio.to_thread(self.metrics.close)
             self.metrics = None
