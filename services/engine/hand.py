@@ -728,7 +728,7 @@ def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, t
     )
     after = dataclasses.replace(state, seats=seats)
     if finishing:
-        finish = _finish(state, seat, tile)
+        finish = finish_of(state, seat, tile)
         ended = _end_hand(after, EndReason.FINISHED, finish)
         return ended, (*events, _end_event(ended))
     if not state.stock and rules.stock_out is StockOutPolicy.ENDS_ON_LAST_DISCARD:
@@ -746,8 +746,23 @@ def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, t
     return new, tuple(events)
 
 
-def _finish(state: HandState, seat: int, last: Tile) -> Finish:
-    """How ``seat`` finishes by discarding ``last``, and the multiplier."""
+def finish_multiplier(rules: RuleSet, *, with_okey: bool, after_pairs: bool, one_go: bool) -> int:
+    """x2 for each doubling the rule set counts: the okey thrown last, a finish after a pairs
+    opening, going out in one go (a hand finish)."""
+    multiplier = 1
+    if with_okey and rules.double_with_okey:
+        multiplier *= 2
+    if after_pairs and rules.double_after_pairs_opening:
+        multiplier *= 2
+    if one_go:
+        multiplier *= 2
+    return multiplier
+
+
+def finish_of(state: HandState, seat: int, last: Tile) -> Finish:
+    """How ``seat`` finishes by discarding ``last`` from ``state`` (the state before that
+    discard, or the final state: neither the turn nor the opening record changes), and the
+    multiplier. Scoring services check reported finishes with it."""
     from okey101.engine.rules import OneGoFinish
 
     rules = state.rules
@@ -767,13 +782,9 @@ def _finish(state: HandState, seat: int, last: Tile) -> Finish:
                 state.this_turn.laid_off > 0 or state.this_turn.took_okey
             )
             one_go = me.opened_as is OpenedAs.RUNS and not spoiled
-    multiplier = 1
-    if with_okey and rules.double_with_okey:
-        multiplier *= 2
-    if after_pairs and rules.double_after_pairs_opening:
-        multiplier *= 2
-    if one_go:
-        multiplier *= 2
+    multiplier = finish_multiplier(
+        rules, with_okey=with_okey, after_pairs=after_pairs, one_go=one_go
+    )
     return Finish(seat, with_okey, after_pairs, one_go, multiplier)
 
 
@@ -822,4 +833,6 @@ __all__ = [
     "ThisTurn",
     "action_name",
     "apply",
+    "finish_multiplier",
+    "finish_of",
 ]

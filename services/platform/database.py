@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import importlib
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -256,10 +257,10 @@ def _advisory_key(service: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-async def run_migrations(
-    service: str, url: str | AsyncEngine, *, revision: str = "head"
-) -> None:
+async def run_migrations(service: str, url: str | AsyncEngine, *, revision: str = "head") -> None:
     """Upgrade ``service``'s database (a URL or an engine) to ``revision`` of its own history."""
+    # Alembic announces each of its plugins at info level on import: not worth a line.
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
     from alembic import command
 
     engine = url if isinstance(url, AsyncEngine) else create_engine(url)

@@ -31,6 +31,7 @@ from okey101.engine.hand import (
     Seat,
     ThisTurn,
     apply,
+    finish_multiplier,
 )
 from okey101.engine.match import new_match
 from okey101.engine.melds import Meld, make_group
@@ -450,15 +451,13 @@ def view_hand(request: rules_pb2.ViewHandRequest, language: Language) -> rules_p
 def score_hand(
     request: rules_pb2.ScoreHandRequest, language: Language
 ) -> rules_pb2.ScoreHandResponse:
-    """The engine's scoring of a final position. The finish's multiplier is computed here from
-    the rule set (the engine computes it while playing; a bare position has no turn to read it
-    from): x2 for the okey thrown last, for a finish after a pairs opening, for one go."""
+    """The engine's scoring of a final position; the finish's multiplier from the flags the
+    request gives, by the engine's rule (a bare position has no turn to read them from)."""
     rules = convert.rules_from_proto(request.rules)
     okey = convert.okey_from_indicator_id(request.indicator_tile_id)
     reason = convert.end_reason_from_proto(request.reason, field="reason")
     if len(request.seats) != SEATS:
-        count = len(request.seats)
-        raise InvalidInput("UNKNOWN_SEAT", seat=min(count, SEATS), seats=count, field="seats")
+        raise InvalidInput("WRONG_SEAT_COUNT", seats=len(request.seats), field="seats")
     ledger = convert.TileLedger(okey.indicator)
     seats = []
     for index, message in enumerate(request.seats):
@@ -488,13 +487,9 @@ def score_hand(
         after_pairs = seats[winner].opened_as is OpenedAs.PAIRS
         with_okey = request.finish.with_okey
         one_go = request.finish.one_go
-        multiplier = 1
-        for doubles in (
-            with_okey and rules.double_with_okey,
-            after_pairs and rules.double_after_pairs_opening,
-            one_go,
-        ):
-            multiplier *= 2 if doubles else 1
+        multiplier = finish_multiplier(
+            rules, with_okey=with_okey, after_pairs=after_pairs, one_go=one_go
+        )
         finish = Finish(winner, with_okey, after_pairs, one_go, multiplier)
     state = HandState(
         rules=rules,

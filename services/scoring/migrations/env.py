@@ -1,0 +1,9 @@
+"""The scoring service's Alembic environment: its own history, recorded in
+``alembic_version_scoring`` (see ``okey101.platform.database``)."""
+
+from __future__ import annotations
+
+from okey101.platform.database import run_env_migrations
+from okey101.scoring.models import metadata
+
+run_env_migrations(metadata)

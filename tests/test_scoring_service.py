@@ -1,0 +1,860 @@
+"""ScoringService over real gRPC, on SQLite (a temporary file) and on PostgreSQL (a database of
+its own per test, dropped after; skipped without OKEY_TEST_DATABASE_URL).
+
+The service runs in-process through the platform (``ServerHandle`` on 127.0.0.1 port 0, its auth,
+error mapping and interceptors included) and is called through the generated stubs with tokens
+signed by the platform's auth. Every hand reported is a real engine playout (seeded
+``RandomPlayer``s on a shuffled deal), and every match is added up by the engine's ``match``, so
+the points are genuine; the tests then check what the service stores and answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import hashlib
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import grpc
+import grpc.aio
+import pytest
+from google.protobuf.timestamp_pb2 import Timestamp
+from google.rpc import error_details_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_status import rpc_status
+from okey.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
+from sqlalchemy import func, select
+from sqlalchemy.engine import make_url
+
+from okey101.engine.deal import deal, shuffled_deck
+from okey101.engine.hand import EndReason, HandState
+from okey101.engine.match import MatchState, new_match, record_hand
+from okey101.engine.playout import RandomPlayer, play_out
+from okey101.engine.rules import RuleSet
+from okey101.platform import convert
+from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, jwks_of
+from okey101.platform.config import settings_for_tests
+from okey101.platform.database import Database
+from okey101.platform.errors import DOMAIN
+from okey101.platform.server import ServerHandle
+from okey101.scoring import ACCESS, ScoringServicer, register
+from okey101.scoring.errors import CATALOGUE
+from okey101.scoring.models import hand_seats, hands, matches, metadata
+
+KEY = SigningKey.generate()
+ISSUER = TokenIssuer(KEY)
+SERVICE_AUTH = (("authorization", f"Bearer {ISSUER.issue('table', 'service', ttl_seconds=3600)}"),)
+TEST_DATABASE_ENV = "OKEY_TEST_DATABASE_URL"
+#: Hand seeds whose playouts end in a doubled finish (oyna): a pairs opener finishing.
+DOUBLED_SEED = 268
+
+
+def player_auth(player_id: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {ISSUER.issue(player_id, 'player', ttl_seconds=3600)}"),)
+
+
+# ---------------------------------------------------------------------------------------------
+# Matches played by the engine
+
+
+@dataclass(frozen=True)
+class Played:
+    """A match the engine played: each hand's final state, and the match as it added them."""
+
+    rules: RuleSet
+    finals: tuple[HandState, ...]
+    match: MatchState
+
+
+def play_hand(rules: RuleSet, dealer: int, seed: int) -> HandState:
+    state = deal(rules, dealer, shuffled_deck(random.Random(seed)))
+    players = [RandomPlayer(random.Random(seed * 10 + seat)) for seat in range(4)]
+    final, _ = play_out(state, players)
+    return final
+
+
+def play_match(rules: RuleSet, first_seed: int) -> Played:
+    match = new_match(rules)
+    finals = []
+    seed = first_seed
+    while not match.ended:
+        final = play_hand(rules, match.dealer, seed)
+        assert final.result is not None
+        finals.append(final)
+        match = record_hand(match, final.result)
+        seed += 1
+    return Played(rules, tuple(finals), match)
+
+
+@functools.cache
+def oyna_match() -> Played:
+    played = play_match(RuleSet.preset("oyna"), DOUBLED_SEED)
+    first = played.finals[0].result
+    assert first is not None and first.finish is not None and first.finish.multiplier == 2, (
+        "the seeded first hand no longer finishes doubled: pick a new DOUBLED_SEED"
+    )
+    assert max(played.match.totals) >= 1000
+    return played
+
+
+@functools.cache
+def boombala_match(partners: bool) -> Played:
+    rules = RuleSet.preset("boombala").with_overrides({"match_hands": 3, "partners": partners})
+    return play_match(rules, 7_000 if partners else 8_000)
+
+
+@functools.cache
+def one_hand_matches() -> tuple[Played, ...]:
+    """Single-hand boombala matches (any seeds whose hand is not void), for quick ratings."""
+    rules = RuleSet.preset("boombala").with_overrides({"match_hands": 1})
+    return tuple(play_match(rules, seed) for seed in range(20_000, 20_040, 4))
+
+
+@functools.cache
+def tied_match() -> Played:
+    """A single-hand match whose lowest total two seats share."""
+    rules = RuleSet.preset("boombala").with_overrides({"match_hands": 1})
+    for seed in range(30_000, 31_000):
+        final = play_hand(rules, 0, seed)
+        assert final.result is not None
+        if final.result.reason is EndReason.VOID:
+            continue
+        scores = sorted(final.result.scores)
+        if scores[0] == scores[1]:
+            return play_match(rules, seed)
+    raise AssertionError("no tied hand among the seeds searched")
+
+
+# ---------------------------------------------------------------------------------------------
+# Requests
+
+
+def seat_players(prefix: str, bots: Sequence[int] = ()) -> list[scoring_pb2.SeatPlayer]:
+    return [
+        scoring_pb2.SeatPlayer(seat=seat, bot=True, display_name=f"bot {seat}")
+        if seat in bots
+        else scoring_pb2.SeatPlayer(
+            seat=seat, player_id=f"{prefix}-p{seat}", display_name=f"{prefix} {seat}"
+        )
+        for seat in range(4)
+    ]
+
+
+def deal_record(hand_id: str) -> common_pb2.DealRecord:
+    seed = hashlib.sha256(hand_id.encode()).hexdigest()
+    return common_pb2.DealRecord(
+        hand_id=hand_id,
+        server_seed_sha256=hashlib.sha256(bytes.fromhex(seed)).hexdigest(),
+        player_seeds=["", "ab12", "", ""],
+        server_seed=seed,
+    )
+
+
+@dataclass
+class MatchPlan:
+    """The requests the table would send for one played match."""
+
+    played: Played
+    match_id: str
+    seats: list[scoring_pb2.SeatPlayer]
+    tournament_id: str = ""
+    tournament_round: int = 0
+    table_id: str = field(default="")
+
+    def __post_init__(self) -> None:
+        self.table_id = self.table_id or f"table-{self.match_id}"
+
+    def hand_id(self, number: int) -> str:
+        return f"{self.match_id}-h{number}"
+
+    def hand(self, number: int, request_id: str | None = None) -> scoring_pb2.RecordHandRequest:
+        final = self.played.finals[number - 1]
+        hand_id = self.hand_id(number)
+        return scoring_pb2.RecordHandRequest(
+            request_id=request_id or f"rh-{hand_id}",
+            hand_id=hand_id,
+            table_id=self.table_id,
+            match_id=self.match_id,
+            tournament_id=self.tournament_id,
+            hand_number=number,
+            seats=self.seats,
+            final_state=convert.hand_state_to_proto(final),
+            deal=deal_record(hand_id),
+            end_time=Timestamp(seconds=1_700_000_000 + number * 600),
+        )
+
+    def hands(self) -> list[scoring_pb2.RecordHandRequest]:
+        return [self.hand(number) for number in range(1, len(self.played.finals) + 1)]
+
+    def result(self) -> scoring_pb2.RecordMatchRequest:
+        match = self.played.match
+        result = common_pb2.MatchResult(
+            match_id=self.match_id,
+            table_id=self.table_id,
+            hands_played=match.hands_played,
+            hand_ids=[self.hand_id(n) for n in range(1, len(self.played.finals) + 1)],
+            ended_at=Timestamp(seconds=1_700_000_000 + len(self.played.finals) * 600),
+        )
+        for seat in self.seats:
+            result.seats.add(
+                seat=seat.seat,
+                player_id=seat.player_id,
+                display_name=seat.display_name,
+                total=match.totals[seat.seat],
+                winner=seat.seat in match.winners,
+            )
+        if self.played.rules.partners:
+            result.team_totals.extend(match.team_totals())
+        return scoring_pb2.RecordMatchRequest(
+            request_id=f"rm-{self.match_id}",
+            result=result,
+            rules=convert.rules_to_proto(self.played.rules),
+            seats=self.seats,
+            tournament_id=self.tournament_id,
+            tournament_round=self.tournament_round,
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Databases
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty database: a SQLite file, or a PostgreSQL database dropped afterwards."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'scoring.db'}"
+        return
+    base = os.environ.get(TEST_DATABASE_ENV)
+    if not base:
+        pytest.skip(f"{TEST_DATABASE_ENV} is not set: the PostgreSQL runs are skipped")
+    url = make_url(base)
+    admin = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    name = f"okey_scoring_{uuid.uuid4().hex[:12]}"
+
+    async def create() -> None:
+        connection = await asyncpg.connect(admin)
+        try:
+            await connection.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            await connection.close()
+
+    async def drop() -> None:
+        connection = await asyncpg.connect(admin)
+        try:
+            await connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await connection.close()
+
+    asyncio.run(create())
+    try:
+        yield url.set(drivername="postgresql+asyncpg", database=name).render_as_string(
+            hide_password=False
+        )
+    finally:
+        asyncio.run(drop())
+
+
+# ---------------------------------------------------------------------------------------------
+# The service
+
+
+@dataclass
+class Service:
+    stub: Any
+    database: Database
+
+    async def record_hand(
+        self, request: scoring_pb2.RecordHandRequest
+    ) -> scoring_pb2.RecordHandResponse:
+        answer: scoring_pb2.RecordHandResponse = await self.stub.RecordHand(
+            request, metadata=SERVICE_AUTH, timeout=30
+        )
+        return answer
+
+    async def record_match(
+        self, request: scoring_pb2.RecordMatchRequest
+    ) -> scoring_pb2.RecordMatchResponse:
+        answer: scoring_pb2.RecordMatchResponse = await self.stub.RecordMatch(
+            request, metadata=SERVICE_AUTH, timeout=30
+        )
+        return answer
+
+    async def record(self, plan: MatchPlan) -> scoring_pb2.RecordMatchResponse:
+        for request in plan.hands():
+            await self.record_hand(request)
+        return await self.record_match(plan.result())
+
+    async def count(self, table: Any, **where: str) -> int:
+        query = select(func.count()).select_from(table)
+        for column, value in where.items():
+            query = query.where(table.c[column] == value)
+        async with self.database.read() as session:
+            return int((await session.execute(query)).scalar_one())
+
+
+@contextlib.asynccontextmanager
+async def scoring(url: str, var_dir: Path) -> AsyncIterator[Service]:
+    database = Database(url)
+    servicer = ScoringServicer(database)
+    handle = await ServerHandle.start(
+        "scoring",
+        lambda server: register(server, servicer),
+        settings_for_tests("scoring", var_dir=var_dir),
+        ready=servicer.prepare,
+        access=ACCESS,
+        verifier=JwksVerifier(jwks_of(KEY)),
+    )
+    channel = grpc.aio.insecure_channel(handle.target)
+    try:
+        yield Service(scoring_pb2_grpc.ScoringServiceStub(channel), database)
+    finally:
+        await channel.close()
+        await handle.stop(grace=0)
+        await database.dispose()
+
+
+def run(coroutine: Any) -> Any:
+    return asyncio.run(coroutine)
+
+
+async def refused(call: Any, request: Any, metadata: Any = SERVICE_AUTH) -> tuple[Any, str]:
+    """The status code and ErrorInfo reason of a call that must fail."""
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await call(request, metadata=metadata, timeout=30)
+    error = caught.value
+    assert error.code() != grpc.StatusCode.INTERNAL, error.details()
+    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    assert status is not None
+    infos = []
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            infos.append(info)
+    assert len(infos) == 1 and infos[0].domain == DOMAIN
+    return error.code(), infos[0].reason
+
+
+def cumulative(played: Played) -> list[list[int]]:
+    totals = [0, 0, 0, 0]
+    out = []
+    for final in played.finals:
+        assert final.result is not None
+        totals = [a + b for a, b in zip(totals, final.result.scores, strict=True)]
+        out.append(totals)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Tests
+
+
+def test_oyna_match_to_1000_score_sheet_ratings_and_stats(
+    database_url: str, tmp_path: Path
+) -> None:
+    played = oyna_match()
+    plan = MatchPlan(played, "oyna-1", seat_players("oy"), tournament_id="cup", tournament_round=1)
+    expected = cumulative(played)
+
+    async def scenario() -> None:
+        async with scoring(database_url, tmp_path) as service:
+            for number, request in enumerate(plan.hands(), start=1):
+                answer = await service.record_hand(request)
+                assert answer.row.hand_number == number
+                assert list(answer.row.running_totals) == expected[number - 1]
+                assert not answer.row.running_team_totals
+            # A re-delivery with another request id changes nothing and answers the same.
+            again = await service.record_hand(plan.hand(2, request_id="retry-2"))
+            assert again == (await service.record_hand(plan.hand(2)))
+            assert await service.count(hands, match_id="oyna-1") == len(played.finals)
+
+            recorded = await service.record_match(plan.result())
+            assert recorded.result.match_id == "oyna-1"
+            assert recorded == await service.record_match(plan.result())
+
+            # The score sheet, hand by hand, with running totals and the doubled hand marked.
+            sheet = (
+                await service.stub.GetScoreSheet(
+                    scoring_pb2.GetScoreSheetRequest(match_id="oyna-1"),
+                    metadata=player_auth("oy-p0"),
+                    timeout=30,
+                )
+            ).sheet
+            assert sheet.ended and list(sheet.totals) == list(played.match.totals)
+            assert list(sheet.winner_seats) == list(played.match.winners)
+            assert sheet.rules.preset == common_pb2.RULE_PRESET_OYNA
+            assert [row.hand_number for row in sheet.rows] == list(range(1, len(expected) + 1))
+            assert [list(row.running_totals) for row in sheet.rows] == expected
+            first = sheet.rows[0]
+            assert first.marks.after_pairs and first.marks.multiplier == 2
+            assert first.HasField("winner_seat")
+            for row, final in zip(sheet.rows, played.finals, strict=True):
+                assert final.result is not None
+                assert [score.points for score in row.scores] == list(final.result.scores)
+                finish = final.result.finish
+                assert row.marks.multiplier == (finish.multiplier if finish else 1)
+            assert [seat.player_id for seat in sheet.seats] == [f"oy-p{s}" for s in range(4)]
+
+            # Paged two rows at a time, the same rows.
+            paged, token = [], ""
+            while True:
+                page = await service.stub.GetScoreSheet(
+                    scoring_pb2.GetScoreSheetRequest(
+                        match_id="oyna-1", page_size=2, page_token=token
+                    ),
+                    metadata=SERVICE_AUTH,
+                    timeout=30,
+                )
+                paged.extend(page.sheet.rows)
+                token = page.next_page_token
+                if not token:
+                    break
+            assert paged == list(sheet.rows)
+
+            # Ratings: the winners up, the last place down.
+            changes = {change.player_id: change for change in recorded.rating_changes}
+            assert set(changes) == {f"oy-p{seat}" for seat in range(4)}
+            totals = played.match.totals
+            worst = max(range(4), key=lambda seat: totals[seat])
+            for seat in range(4):
+                change = changes[f"oy-p{seat}"]
+                assert change.mode == scoring_pb2.RATING_MODE_FREE_FOR_ALL
+                assert change.after.matches == 1 and change.before.matches == 0
+                if seat in played.match.winners:
+                    assert change.after.mu > change.before.mu
+                    assert change.after.ordinal > change.before.ordinal
+                if seat == worst and totals[seat] > min(totals):
+                    assert change.after.mu < change.before.mu
+
+            # Standings of the tournament (and its round), stats and history.
+            standings = await service.stub.GetStandings(
+                scoring_pb2.GetStandingsRequest(tournament_id="cup", round=1),
+                metadata=SERVICE_AUTH,
+                timeout=30,
+            )
+            lines = list(standings.standings)
+            assert len(lines) == 4 and lines[0].rank == 1 and lines[0].wins == 1
+            assert [line.total_points for line in lines] == sorted(totals)
+            assert sum(line.hands_finished for line in lines) == sum(
+                1 for f in played.finals if f.result is not None and f.result.finish is not None
+            )
+            winner = f"oy-p{played.match.winners[0]}"
+            stats = (
+                await service.stub.GetPlayerStats(
+                    scoring_pb2.GetPlayerStatsRequest(), metadata=player_auth(winner), timeout=30
+                )
+            ).stats
+            seat = played.match.winners[0]
+            assert stats.player_id == winner
+            assert stats.hands == len(played.finals) and stats.matches == 1 and stats.wins == 1
+            assert stats.points_per_hand == pytest.approx(totals[seat] / len(played.finals))
+            opened = sum(1 for f in played.finals if f.seats[seat].opened_as is not None)
+            assert stats.opening_rate == pytest.approx(opened / len(played.finals))
+            assert stats.free_for_all_rating.matches == 1
+            assert not stats.HasField("partners_rating")
+            history = await service.stub.GetPlayerHistory(
+                scoring_pb2.GetPlayerHistoryRequest(player_id=winner),
+                metadata=SERVICE_AUTH,
+                timeout=30,
+            )
+            (line,) = history.matches
+            assert line.match_id == "oyna-1" and line.winner and line.place == 1
+            assert line.total == totals[seat] and line.preset == common_pb2.RULE_PRESET_OYNA
+            assert line.rating_change.after.mu > line.rating_change.before.mu
+
+            # After the match: no more hands; a different result for it is refused.
+            # A late re-delivery of a recorded hand is still answered as the first was.
+            last = len(played.finals)
+            late = await service.record_hand(plan.hand(last, request_id="after-the-end"))
+            assert list(late.row.running_totals) == expected[-1]
+            extra = plan.hand(1)
+            extra.hand_id = extra.deal.hand_id = "oyna-1-late"
+            extra.hand_number = 99
+            extra.deal.CopyFrom(deal_record("oyna-1-late"))
+            code, reason = await refused(service.stub.RecordHand, extra)
+            assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "MATCH_ALREADY_ENDED")
+            changed = plan.result()
+            changed.result.seats[0].display_name = "someone else"
+            code, reason = await refused(service.stub.RecordMatch, changed)
+            assert (code, reason) == (
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "MATCH_ALREADY_RECORDED",
+            )
+
+    run(scenario())
+
+
+def test_fixed_hands_and_partners(database_url: str, tmp_path: Path) -> None:
+    solo = MatchPlan(boombala_match(False), "bb-solo", seat_players("solo"))
+    team = MatchPlan(boombala_match(True), "bb-team", seat_players("team", bots=(3,)))
+
+    async def scenario() -> None:
+        async with scoring(database_url, tmp_path) as service:
+            answer = await service.record(solo)
+            assert solo.played.match.hands_played == 3
+            assert len(answer.rating_changes) == 4
+
+            # Partners: seats 0+2 and 1+3 add up; the bot at seat 3 is not rated, its partner
+            # is rated alone against the other team.
+            for request in team.hands()[:-1]:
+                await service.record_hand(request)
+            premature = team.result()
+            code, reason = await refused(service.stub.RecordMatch, premature)
+            assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "HANDS_MISSING")
+            last = await service.record_hand(team.hands()[-1])
+            totals = team.played.match.totals
+            assert list(last.row.running_team_totals) == [
+                totals[0] + totals[2],
+                totals[1] + totals[3],
+            ]
+            wrong = team.result()
+            wrong.result.seats[1].total += 1
+            code, reason = await refused(service.stub.RecordMatch, wrong)
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "SCORE_MISMATCH")
+            recorded = await service.record_match(team.result())
+            winners = set(team.played.match.winners)
+            assert winners in ({0, 2}, {1, 3}, {0, 1, 2, 3})
+            changes = {change.player_id: change for change in recorded.rating_changes}
+            assert set(changes) == {"team-p0", "team-p1", "team-p2"}
+            for player, change in changes.items():
+                assert change.mode == scoring_pb2.RATING_MODE_PARTNERS
+                seat = int(player[-1])
+                if winners != {0, 1, 2, 3}:
+                    went_up = change.after.mu > change.before.mu
+                    assert went_up == (seat in winners)
+            sheet = (
+                await service.stub.GetScoreSheet(
+                    scoring_pb2.GetScoreSheetRequest(match_id="bb-team"),
+                    metadata=SERVICE_AUTH,
+                    timeout=30,
+                )
+            ).sheet
+            assert list(sheet.team_totals) == list(team.played.match.team_totals())
+            assert sheet.seats[3].bot and not sheet.seats[3].player_id
+            assert set(sheet.winner_seats) == winners
+            board = await service.stub.GetLeaderboard(
+                scoring_pb2.GetLeaderboardRequest(mode=scoring_pb2.RATING_MODE_PARTNERS),
+                metadata=SERVICE_AUTH,
+                timeout=30,
+            )
+            assert {entry.player_id for entry in board.entries} == set(changes)
+            boombala = await service.stub.GetLeaderboard(
+                scoring_pb2.GetLeaderboardRequest(preset=common_pb2.RULE_PRESET_BOOMBALA),
+                metadata=SERVICE_AUTH,
+                timeout=30,
+            )
+            assert {entry.player_id for entry in boombala.entries} == {
+                f"solo-p{seat}" for seat in range(4)
+            }
+            oyna = await service.stub.GetLeaderboard(
+                scoring_pb2.GetLeaderboardRequest(preset=common_pb2.RULE_PRESET_OYNA),
+                metadata=SERVICE_AUTH,
+                timeout=30,
+            )
+            assert not oyna.entries
+
+    run(scenario())
+
+
+def test_a_tie_shares_the_win(database_url: str, tmp_path: Path) -> None:
+    played = tied_match()
+    plan = MatchPlan(played, "tie-1", seat_players("tie"), tournament_id="tied-cup")
+    winners = played.match.winners
+    assert len(winners) >= 2
+
+    async def scenario() -> None:
+        async with scoring(database_url, tmp_path) as service:
+            recorded = await service.record(plan)
+            assert [seat.winner for seat in recorded.result.seats] == [
+                seat in winners for seat in range(4)
+            ]
+            for seat in winners:
+                change = next(c for c in recorded.rating_changes if c.player_id == f"tie-p{seat}")
+                assert change.after.mu > change.before.mu
+                history = await service.stub.GetPlayerHistory(
+                    scoring_pb2.GetPlayerHistoryRequest(),
+                    metadata=player_auth(f"tie-p{seat}"),
+                    timeout=30,
+                )
+                assert history.matches[0].winner and history.matches[0].place == 1
+            standings = await service.stub.GetStandings(
+                scoring_pb2.GetStandingsRequest(tournament_id="tied-cup"),
+                metadata=SERVICE_AUTH,
+                timeout=30,
+            )
+            ranks = [line.rank for line in standings.standings]
+            assert ranks[: len(winners)] == [1] * len(winners)
+            assert all(line.wins == 1 for line in standings.standings[: len(winners)])
+
+    run(scenario())
+
+
+def test_one_hand_delivered_100_times_at_once_is_recorded_once(
+    database_url: str, tmp_path: Path
+) -> None:
+    plan = MatchPlan(oyna_match(), "dup-1", seat_players("dup"))
+
+    async def scenario() -> None:
+        async with scoring(database_url, tmp_path) as service:
+            deliveries = [plan.hand(1, request_id=f"delivery-{n}") for n in range(100)]
+            answers = await asyncio.gather(*(service.record_hand(r) for r in deliveries))
+            first = answers[0].SerializeToString(deterministic=True)
+            assert all(a.SerializeToString(deterministic=True) == first for a in answers)
+            assert await service.count(hands, hand_id=plan.hand_id(1)) == 1
+            assert await service.count(hand_seats, hand_id=plan.hand_id(1)) == 4
+            assert await service.count(matches) == 1
+            # The same hand id with another content is refused, and changes nothing.
+            other = plan.hand(2)
+            other.hand_id = other.deal.hand_id = plan.hand_id(1)
+            other.deal.CopyFrom(deal_record(plan.hand_id(1)))
+            code, reason = await refused(service.stub.RecordHand, other)
+            assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "HAND_ALREADY_RECORDED")
+            # Another hand under a number the match already has; a hand of other rules.
+            renumbered = plan.hand(2)
+            renumbered.hand_number = 1
+            code, reason = await refused(service.stub.RecordHand, renumbered)
+            assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "HAND_NUMBER_TAKEN")
+            foreign = MatchPlan(boombala_match(False), "dup-1", seat_players("dup")).hand(2)
+            foreign.hand_id = foreign.deal.hand_id = "dup-1-foreign"
+            foreign.deal.CopyFrom(deal_record("dup-1-foreign"))
+            code, reason = await refused(service.stub.RecordHand, foreign)
+            assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "MATCH_MISMATCH")
+            assert await service.count(hands) == 1
+
+    run(scenario())
+
+
+def test_a_hand_whose_points_do_not_follow_is_refused_and_nothing_is_stored(
+    database_url: str, tmp_path: Path
+) -> None:
+    plan = MatchPlan(oyna_match(), "bad-1", seat_players("bad"))
+    honest = plan.hand(1)
+    finish = honest.final_state.result.finish
+    loser = next(seat for seat in range(4) if seat != finish.winner_seat)
+
+    def tampered(change: Any) -> scoring_pb2.RecordHandRequest:
+        request = scoring_pb2.RecordHandRequest()
+        request.CopyFrom(honest)
+        change(request.final_state.result)
+        return request
+
+    def more_points(result: common_pb2.HandResult) -> None:
+        result.scores[loser].points += 1
+
+    def undoubled(result: common_pb2.HandResult) -> None:
+        result.finish.multiplier = 1
+
+    def not_after_pairs(result: common_pb2.HandResult) -> None:
+        result.finish.after_pairs = False
+
+    def another_winner(result: common_pb2.HandResult) -> None:
+        result.finish.winner_seat = loser
+
+    def stock_out(result: common_pb2.HandResult) -> None:
+        result.reason = common_pb2.HAND_END_REASON_STOCK_OUT
+        result.ClearField("finish")
+
+    def penalty_dropped(result: common_pb2.HandResult) -> None:
+        result.scores[loser].penalty_points += 101
+        result.scores[loser].points += 101
+
+    async def scenario() -> None:
+        async with scoring(database_url, tmp_path) as service:
+            for change in (
+                more_points,
+                undoubled,
+                not_after_pairs,
+                another_winner,
+                stock_out,
+                penalty_dropped,
+            ):
+                code, reason = await refused(service.stub.RecordHand, tampered(change))
+                assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "SCORE_MISMATCH"), (
+                    change.__name__
+                )
+            unfinished = scoring_pb2.RecordHandRequest()
+            unfinished.CopyFrom(honest)
+            unfinished.final_state.ClearField("result")
+            unfinished.final_state.phase = common_pb2.PHASE_PLAY
+            code, reason = await refused(service.stub.RecordHand, unfinished)
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "HAND_NOT_ENDED")
+            forged_seed = scoring_pb2.RecordHandRequest()
+            forged_seed.CopyFrom(honest)
+            forged_seed.deal.server_seed = "00" * 32
+            code, reason = await refused(service.stub.RecordHand, forged_seed)
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "DEAL_SEED_MISMATCH")
+            assert await service.count(hands) == 0
+            assert await service.count(matches) == 0
+            # In the request's language.
+            turkish = tampered(more_points)
+            turkish.locale = "tr-TR"
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await service.stub.RecordHand(turkish, metadata=SERVICE_AUTH, timeout=30)
+            assert "kurallarına göre" in (caught.value.details() or "")
+            code, reason = await refused(
+                service.stub.GetScoreSheet, scoring_pb2.GetScoreSheetRequest(match_id="bad-1")
+            )
+            assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "MATCH_NOT_FOUND")
+            # Recording is for services: a player's token may not.
+            code, reason = await refused(
+                service.stub.RecordHand, honest, metadata=player_auth("bad-p0")
+            )
+            assert code == grpc.StatusCode.PERMISSION_DENIED
+            # The honest hand goes in.
+            assert (await service.record_hand(honest)).row.hand_id == plan.hand_id(1)
+
+    run(scenario())
+
+
+def test_leaderboard_pages_stay_stable_while_players_are_inserted(
+    database_url: str, tmp_path: Path
+) -> None:
+    pool = one_hand_matches()
+
+    async def scenario() -> None:
+        async with scoring(database_url, tmp_path) as service:
+            for index, played in enumerate(pool[:6]):
+                await service.record(MatchPlan(played, f"lb-{index}", seat_players(f"g{index}")))
+            before = await service.count(hands)
+            assert before == 6
+            seen: list[str] = []
+            token = ""
+            inserted = 0
+            last_key: tuple[float, str] | None = None
+            while True:
+                page = await service.stub.GetLeaderboard(
+                    scoring_pb2.GetLeaderboardRequest(page_size=5, page_token=token),
+                    metadata=player_auth("g0-p0"),
+                    timeout=30,
+                )
+                for entry in page.entries:
+                    key = (-entry.rating.ordinal, entry.player_id)
+                    assert last_key is None or key > last_key
+                    last_key = key
+                    seen.append(entry.player_id)
+                token = page.next_page_token
+                if not token:
+                    break
+                # New players (in a match of their own) arrive between page requests.
+                played = pool[6 + inserted % (len(pool) - 6)]
+                plan = MatchPlan(played, f"new-{inserted}", seat_players(f"n{inserted}"))
+                await service.record(plan)
+                inserted += 1
+            assert inserted >= 4
+            assert len(seen) == len(set(seen)), "a player was sent twice"
+            original = {f"g{index}-p{seat}" for index in range(6) for seat in range(4)}
+            assert original <= set(seen), "a player was lost between pages"
+            # A token is bound to its request: another filter is refused.
+            first = await service.stub.GetLeaderboard(
+                scoring_pb2.GetLeaderboardRequest(page_size=5), metadata=SERVICE_AUTH, timeout=30
+            )
+            code, reason = await refused(
+                service.stub.GetLeaderboard,
+                scoring_pb2.GetLeaderboardRequest(
+                    page_size=5,
+                    page_token=first.next_page_token,
+                    mode=scoring_pb2.RATING_MODE_PARTNERS,
+                ),
+            )
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "PAGE_TOKEN_INVALID")
+            code, reason = await refused(
+                service.stub.GetLeaderboard, scoring_pb2.GetLeaderboardRequest(page_size=-1)
+            )
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_FIELD")
+            ranks = [entry.rank for entry in first.entries]
+            assert ranks[0] == 1 and ranks == sorted(ranks)
+
+    run(scenario())
+
+
+def test_python_m_starts_migrates_and_stops_gracefully(tmp_path: Path) -> None:
+    """``python -m okey101.scoring --port 0`` migrates its SQLite file under the var dir, turns
+    SERVING, and exits 0 on SIGTERM."""
+    env = {**os.environ, "OKEY_VAR_DIR": str(tmp_path), "OKEY_LOG_FORMAT": "json"}
+    env.pop("OKEY_DATABASE_URL", None)
+    env.pop("OKEY_SCORING_DATABASE_URL", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "okey101.scoring", "--port", "0", "--metrics-port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        port = 0
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not port:
+            line = process.stdout.readline()
+            if not line:
+                break
+            if '"serving"' in line:
+                port = int(line.split('"port": ')[1].split(",")[0])
+        assert port, "the service did not report serving"
+        assert (tmp_path / "scoring.db").exists()
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            status = health.Check(
+                health_pb2.HealthCheckRequest(service="okey.v1.ScoringService"), timeout=10
+            ).status
+            assert status == health_pb2.HealthCheckResponse.SERVING
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_migrated_schema_matches_the_models(database_url: str) -> None:
+    """The Alembic history, run twice (the second run finds nothing to do), makes exactly the
+    tables the models describe, with its own version table."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    async def scenario() -> None:
+        database = Database(database_url)
+        try:
+            await database.migrate("scoring")
+            await database.migrate("scoring")
+            async with database.engine.connect() as connection:
+
+                def compare(sync_connection: Any) -> tuple[list[Any], str | None]:
+                    context = MigrationContext.configure(
+                        sync_connection,
+                        opts={"version_table": "alembic_version_scoring", "compare_type": True},
+                    )
+                    return compare_metadata(context, metadata), context.get_current_revision()
+
+                differences, revision = await connection.run_sync(compare)
+            assert differences == []
+            assert revision == "0001_initial"
+        finally:
+            await database.dispose()
+
+    run(scenario())
+
+
+def test_every_sentence_names_the_same_parameters_in_both_languages() -> None:
+    import string
+
+    for code, sentences in CATALOGUE.items():
+        names = {
+            language: {field for _, field, _, _ in string.Formatter().parse(text) if field}
+            for language, text in sentences.items()
+        }
+        assert set(names) == {"en", "tr"}, code
+        assert names["en"] == names["tr"], code
