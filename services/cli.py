@@ -319,23 +319,39 @@ def _up(args: argparse.Namespace) -> int:
 # bench: a group of benchmarks, one subcommand each.
 
 
+def _add_played_bench(
+    targets: Commands,
+    name: str,
+    *,
+    help_text: str,
+    description: str,
+    hands: int,
+    rules: str,
+    handler: Handler,
+) -> None:
+    """A bench over seeded hands of some presets: --hands, --seed, --rules and --json."""
+    parser = targets.add_parser(name, help=help_text, description=description)
+    parser.add_argument("--hands", type=_positive_int, default=hands, help="how many hands")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument(
+        "--rules", default=rules, help=f"comma-separated presets (default: {rules})"
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(handler=handler)
+
+
 def _add_bench_solver(targets: Commands) -> None:
-    parser = targets.add_parser(
+    _add_played_bench(
+        targets,
         "solver",
-        help="time best_opening on random deals and check it against the ILP reference",
+        help_text="time best_opening on random deals and check it against the ILP reference",
         description="Draw random 22-tile hands from shuffled deals, time best_opening and the "
         "integer-programme reference on each, and count the hands where they disagree. "
         "Exit status 1 if any do.",
+        hands=1000,
+        rules="oyna,boombala",
+        handler=_bench_solver,
     )
-    parser.add_argument("--hands", type=_positive_int, default=1000, help="how many hands")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    parser.add_argument(
-        "--rules",
-        default="oyna,boombala",
-        help="comma-separated presets the hands cycle through (default: oyna,boombala)",
-    )
-    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
-    parser.set_defaults(handler=_bench_solver)
 
 
 def _bench_solver(args: argparse.Namespace) -> int:
@@ -345,22 +361,18 @@ def _bench_solver(args: argparse.Namespace) -> int:
 
 
 def _add_bench_engine(targets: Commands) -> None:
-    parser = targets.add_parser(
+    _add_played_bench(
+        targets,
         "engine",
-        help="random-agent hands per second, every invariant checked",
-        description="Seeded random players play whole hands of each preset; hands and actions "
-        "per second, the share that ended with a finish, and invariant violations (checked on "
-        "a replay of the same seeds). Exit status 1 if any invariant broke.",
+        help_text="random-agent hands per second, every invariant checked",
+        description="Seeded random players play whole hands of each preset (--hands per "
+        "preset); hands and actions per second, the share that ended with a finish, and "
+        "invariant violations (checked on a replay of the same seeds). Exit status 1 if any "
+        "invariant broke.",
+        hands=200,
+        rules="oyna,boombala,north_sultan",
+        handler=_bench_engine,
     )
-    parser.add_argument("--hands", type=_positive_int, default=200, help="hands per preset")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    parser.add_argument(
-        "--rules",
-        default="oyna,boombala,north_sultan",
-        help="comma-separated presets (default: all three)",
-    )
-    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
-    parser.set_defaults(handler=_bench_engine)
 
 
 def _bench_engine(args: argparse.Namespace) -> int:

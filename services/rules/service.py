@@ -13,8 +13,8 @@ response instead.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from typing import Final, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Final, TypeVar
 
 import grpc.aio
 from okey.v1 import common_pb2, rules_pb2, rules_pb2_grpc
@@ -507,63 +507,33 @@ def score_hand(
 # The servicer
 
 
-class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
-    """okey.v1.RulesService: each call runs its pure function above; an engine error ends the
-    call with its mapped status in the request's language."""
-
-    async def ResolveRuleSet(  # noqa: N802 (the generated servicer's names)
-        self, request: rules_pb2.ResolveRuleSetRequest, context: Context
-    ) -> rules_pb2.ResolveRuleSetResponse:
-        return await _answer(resolve_rule_set, request, context)
-
-    async def ValidateMelds(  # noqa: N802 (the generated servicer's names)
-        self, request: rules_pb2.ValidateMeldsRequest, context: Context
-    ) -> rules_pb2.ValidateMeldsResponse:
-        return await _answer(validate_melds, request, context)
-
-    async def ValidateOpening(  # noqa: N802 (the generated servicer's names)
-        self, request: rules_pb2.ValidateOpeningRequest, context: Context
-    ) -> rules_pb2.ValidateOpeningResponse:
-        return await _answer(validate_opening, request, context)
-
-    async def BestOpening(  # noqa: N802 (the generated servicer's names)
-        self, request: rules_pb2.BestOpeningRequest, context: Context
-    ) -> rules_pb2.BestOpeningResponse:
-        return await _answer(best_opening_of, request, context)
-
-    async def PlayableTiles(  # noqa: N802 (the generated servicer's names)
-        self, request: rules_pb2.PlayableTilesRequest, context: Context
-    ) -> rules_pb2.PlayableTilesResponse:
-        return await _answer(playable_tiles, request, context)
-
-    async def DealHand(  # noqa: N802 (the generated servicer's names)
-        self, request: rules_pb2.DealHandRequest, context: Context
-    ) -> rules_pb2.DealHandResponse:
-        return await _answer(deal_hand, request, context)
-
-    async def ApplyAction(  # noqa: N802 (the generated servicer's names)
-        self, request: rules_pb2.ApplyActionRequest, context: Context
-    ) -> rules_pb2.ApplyActionResponse:
-        return await _answer(apply_action, request, context)
-
-    async def ViewHand(  # noqa: N802 (the generated servicer's names)
-        self, request: rules_pb2.ViewHandRequest, context: Context
-    ) -> rules_pb2.ViewHandResponse:
-        return await _answer(view_hand, request, context)
-
-    async def ScoreHand(  # noqa: N802 (the generated servicer's names)
-        self, request: rules_pb2.ScoreHandRequest, context: Context
-    ) -> rules_pb2.ScoreHandResponse:
-        return await _answer(score_hand, request, context)
-
-
 _Q = TypeVar("_Q")
+Method = Callable[[Any, _Q, Context], Awaitable[_R]]
 
 
-async def _answer(compute: Callable[[_Q, Language], _R], request: _Q, context: Context) -> _R:
-    """``compute`` in the request's language (sentences in validation answers); an engine error
-    it raises is mapped by the platform, in the same language."""
-    return compute(request, request_language(request, context.invocation_metadata()))
+def _rpc(compute: Callable[[_Q, Language], _R]) -> Method[_Q, _R]:
+    """A servicer method that answers with ``compute`` in the request's language (sentences in
+    validation answers); an engine error it raises is mapped by the platform, in the same
+    language."""
+
+    async def method(self: Any, request: _Q, context: Context) -> _R:
+        return compute(request, request_language(request, context.invocation_metadata()))
+
+    return method
+
+
+class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
+    """okey.v1.RulesService: each call runs its pure function above."""
+
+    ResolveRuleSet = _rpc(resolve_rule_set)
+    ValidateMelds = _rpc(validate_melds)
+    ValidateOpening = _rpc(validate_opening)
+    BestOpening = _rpc(best_opening_of)
+    PlayableTiles = _rpc(playable_tiles)
+    DealHand = _rpc(deal_hand)
+    ApplyAction = _rpc(apply_action)
+    ViewHand = _rpc(view_hand)
+    ScoreHand = _rpc(score_hand)
 
 
 def register(server: grpc.aio.Server) -> list[str]:
