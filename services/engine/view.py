@@ -13,7 +13,7 @@ take, give-back and discard.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from okey101.engine.actions import (
     Action,
@@ -31,7 +31,7 @@ from okey101.engine.actions import (
     TakeOkey,
 )
 from okey101.engine.errors import OkeyError
-from okey101.engine.hand import HandResult, HandState, Phase, apply
+from okey101.engine.hand import HandResult, HandState, Phase, ThisTurn, apply
 from okey101.engine.melds import Meld
 from okey101.engine.solver import (
     OpenedAs,
@@ -53,6 +53,9 @@ class OtherSeat:
     discards: tuple[Tile, ...]
     opened_as: OpenedAs | None
     penalties: int
+    # The turn number on which the seat opened (-1: not opened): opening and finishing in one
+    # turn is scored apart, and some lay-offs wait for the turn after the opening.
+    opened_on_turn: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +82,10 @@ class SeatView:
     result: HandResult | None
     # Every rack, once the hand has ended (empty while it is live).
     revealed_racks: tuple[tuple[Tile, ...], ...] = ()
+    # What the seat has done so far in its own turn (nothing while another seat is to move):
+    # the rules of the rest of the turn depend on it (a lay-off in the opening turn, the
+    # pairs opener's lay-off limit, a taken tile to use).
+    this_turn: ThisTurn = field(default_factory=ThisTurn)
 
 
 def view(state: HandState, seat: int) -> SeatView:
@@ -96,6 +103,7 @@ def view(state: HandState, seat: int) -> SeatView:
             discards=other.discards,
             opened_as=other.opened_as,
             penalties=len(other.penalties) * state.rules.penalty_points,
+            opened_on_turn=other.opened_on_turn,
         )
         for index, other in enumerate(state.seats)
     )
@@ -118,6 +126,7 @@ def view(state: HandState, seat: int) -> SeatView:
         taken_this_turn=state.this_turn.taken if state.turn == seat else None,
         result=state.result,
         revealed_racks=tuple(s.rack for s in state.seats) if state.ended else (),
+        this_turn=state.this_turn if state.turn == seat else ThisTurn(),
     )
 
 

@@ -75,7 +75,7 @@ from okey101.engine.tiles import (
     face_of,
     tile_by_id,
 )
-from okey101.engine.view import view
+from okey101.engine.view import OtherSeat, SeatView, view
 
 #: The most tiles a rack ever holds (the starting player's 22).
 MAX_RACK: Final = 22
@@ -758,6 +758,55 @@ def _revealed(state: HandState) -> list[common_pb2.RevealedRack]:
     ]
 
 
+#: The engine's kind of every EventKind, its name in lower case (EVENT_KIND_TOOK -> ``took``),
+#: the table's own kinds (seats, turns, deals, the match) included: the engine never makes them
+#: and its readers skip them.
+_EVENT_KINDS_BACK: Final[Mapping[int, str]] = {
+    value.number: value.name.removeprefix("EVENT_KIND_").lower()
+    for value in common_pb2.EventKind.DESCRIPTOR.values
+    if value.number != 0
+}
+
+
+def event_from_proto(message: common_pb2.Event, *, field: str = "event") -> Event:
+    """The engine's event of an Event message: the inverse of ``event_to_proto``.
+
+    Tiles are read by id (``private_tiles`` as given: the reader's own, if any); ``points``
+    where the kind gives it a meaning; ``detail`` is a PENALTY's reason, or a HAND_ENDED's end
+    reason, whose ``points`` are then the finish's multiplier, as in the engine's own event.
+    The table's fields (sequence, times, occupants, deal records) are not the engine's and are
+    not read. Refused: an unspecified or unknown kind, penalty reason or end reason
+    (BAD_FIELD), a seat outside 0-3 (UNKNOWN_SEAT), an unknown tile (UNKNOWN_TILE), a meld
+    index past ``MAX_COUNT`` (BAD_FIELD).
+    """
+    kind: str = _enum_from_proto(_EVENT_KINDS_BACK, message.kind, f"{field}.kind", "EventKind")
+    seat: int | None = None
+    if message.HasField("seat"):
+        if message.seat >= SEATS:
+            raise InvalidInput("UNKNOWN_SEAT", seat=message.seat, field=f"{field}.seat")
+        seat = message.seat
+    tiles = tiles_from_ids((tile.id for tile in message.tiles), field=f"{field}.tiles")
+    private = tiles_from_ids(
+        (tile.id for tile in message.private_tiles), field=f"{field}.private_tiles"
+    )
+    meld: int | None = None
+    if message.HasField("meld_index"):
+        if message.meld_index > MAX_COUNT:
+            raise _bad_field(f"{field}.meld_index", message.meld_index)
+        meld = message.meld_index
+    points = message.points if kind in _POINTS_EVENTS else 0
+    detail = ""
+    if kind == "penalty" and message.penalty_reason:
+        detail = penalty_reason_from_proto(message.penalty_reason, field=f"{field}.penalty_reason")
+    if kind == "hand_ended" and message.HasField("hand_result"):
+        result = message.hand_result
+        where = f"{field}.hand_result"
+        detail = end_reason_from_proto(result.reason, field=f"{where}.reason").value
+        if result.HasField("finish"):
+            points = finish_from_proto(result.finish, field=f"{where}.finish").multiplier
+    return Event(kind, seat, tiles, private, meld, points, detail)
+
+
 # --------------------------------------------------------------------------------------------
 # Views
 
@@ -875,6 +924,258 @@ def _turn_progress(this_turn: ThisTurn, okey: Okey) -> common_pb2.TurnProgress:
     if this_turn.taken is not None:
         message.taken.CopyFrom(tile_to_proto(this_turn.taken, okey))
     return message
+
+
+def seat_view_from_proto(message: common_pb2.SeatView, *, field: str = "view") -> SeatView:
+    """The engine's view of a SeatView message: the inverse of ``seat_view_to_proto``.
+
+    A seat's view only (a spectator's has no seat and is refused: there is no rack to read). Its
+    rule set is ``rules_from_proto(message.rules)``; the view keeps its name. Tiles are read by
+    id (every other field of a Tile is derived from it), and what the view derives is derived
+    again rather than believed: the okey from the indicator (a given ``okey`` that differs is
+    refused), each meld tile's wildness from the okey, the costly discards from the rack and the
+    table (RackTile's flags are the server's answer, not an input), the tile taken this turn only
+    for the seat to move. The table's own fields (ids, sequence, occupants, deadline, deal,
+    match totals) and what the engine's view does not hold (when a seat opened, its turns, the
+    rest of the turn's progress) are not read.
+
+    Refused: no ``rules_version`` or no ``seat`` or no ``indicator`` (BAD_FIELD: a required field
+    missing), an unknown rules version (UNKNOWN_RULES_VERSION), a bad rule set, an unknown
+    tile (UNKNOWN_TILE), a tile in two places of the indicator, the rack, the table, the discard
+    piles and the revealed racks (DUPLICATE_TILE_ID; the indicator's tile: TOO_MANY_COPIES), a
+    seat number outside 0-3 (UNKNOWN_SEAT), not exactly four seats in seat order
+    (WRONG_SEAT_COUNT, BAD_FIELD), a table meld out of index order or that is not the meld it
+    says it is (BAD_FIELD, NOT_A_MELD, NOT_A_PAIR), an unknown enum value, a rack of more than 22
+    tiles or one whose size is not the seat's ``tile_count``, a counter past ``MAX_COUNT``,
+    penalty points that are not the penalties' count times the rule set's points, more hidden
+    tiles (the stock and the other racks) than the set leaves unseen, a takeable tile that is
+    not the last discard on the left of the seat to move, a tile taken this turn that is neither
+    in the rack nor on the table, a phase that disagrees with the result (PHASE_ENDED exactly
+    when a result is set), and revealed racks while the hand is live (all BAD_FIELD).
+    """
+    if not message.rules_version:
+        raise _bad_field(f"{field}.rules_version", "unset")
+    if message.rules_version != RULES_VERSION:
+        raise InvalidInput(
+            "UNKNOWN_RULES_VERSION", version=message.rules_version, field=f"{field}.rules_version"
+        )
+    rules = rules_from_proto(message.rules, field=f"{field}.rules")
+    if not message.HasField("seat"):
+        raise _bad_field(f"{field}.seat", "unset")
+    seat = message.seat
+    for name, number in (("seat", seat), ("dealer", message.dealer), ("turn", message.turn)):
+        if number >= SEATS:
+            raise InvalidInput("UNKNOWN_SEAT", seat=number, field=f"{field}.{name}")
+    if not message.HasField("indicator"):
+        raise _bad_field(f"{field}.indicator", "unset")
+    okey = okey_from_indicator_id(message.indicator.id, field=f"{field}.indicator.id")
+    if message.HasField("okey") and message.okey != face_to_proto(okey.face):
+        shown = f"{_enum_value_name('Colour', message.okey.colour)}/{message.okey.number}"
+        raise _bad_field(f"{field}.okey", shown)
+    phase = phase_from_proto(message.phase, field=f"{field}.phase")
+    if message.turn_number > MAX_COUNT:
+        raise _bad_field(f"{field}.turn_number", message.turn_number)
+    if message.stock_count > TILE_COUNT:
+        raise _bad_field(f"{field}.stock_count", message.stock_count)
+    if len(message.seats) != SEATS:
+        raise InvalidInput("WRONG_SEAT_COUNT", seats=len(message.seats), field=f"{field}.seats")
+
+    ledger = TileLedger(okey.indicator)
+    rack = _rack_from_proto(message.rack, f"{field}.rack")
+    ledger.add_all(rack, f"{field}.rack")
+    seen = 1 + len(rack)  # the indicator and the rack (the ledger refuses any tile seen twice)
+    table: list[tuple[Meld, int]] = []
+    for index, item in enumerate(message.table):
+        where = f"{field}.table[{index}]"
+        if item.index != index:
+            raise _bad_field(f"{where}.index", item.index)
+        if item.owner_seat >= SEATS:
+            raise InvalidInput("UNKNOWN_SEAT", seat=item.owner_seat, field=f"{where}.owner_seat")
+        meld = _meld_from_proto(item.meld, okey, rules, f"{where}.meld")
+        ledger.add_all(meld.tiles, f"{where}.meld.tiles")
+        seen += len(meld.tiles)
+        table.append((meld, item.owner_seat))
+    seats: list[OtherSeat] = []
+    for index, public in enumerate(message.seats):
+        where = f"{field}.seats[{index}]"
+        if public.seat != index:
+            if public.seat >= SEATS:
+                raise InvalidInput("UNKNOWN_SEAT", seat=public.seat, field=f"{where}.seat")
+            raise _bad_field(f"{where}.seat", public.seat)  # not in seat order
+        if public.tile_count > MAX_RACK:
+            raise _bad_field(f"{where}.tile_count", public.tile_count)
+        discards = tiles_from_ids((tile.id for tile in public.discards), field=f"{where}.discards")
+        ledger.add_all(discards, f"{where}.discards")
+        seen += len(discards)
+        if len(public.penalties) > MAX_PENALTIES:
+            raise _bad_field(f"{where}.penalties", f"{len(public.penalties)} penalties")
+        for position, reason in enumerate(public.penalties):
+            penalty_reason_from_proto(reason, field=f"{where}.penalties[{position}]")
+        if public.penalty_points != len(public.penalties) * rules.penalty_points:
+            raise _bad_field(f"{where}.penalty_points", public.penalty_points)
+        seats.append(
+            OtherSeat(
+                seat=index,
+                tile_count=public.tile_count,
+                discards=discards,
+                opened_as=opened_as_from_proto(public.opened_as, field=f"{where}.opened_as"),
+                penalties=public.penalty_points,
+                opened_on_turn=_opened_on_turn(public, f"{where}.opened_on_turn"),
+            )
+        )
+    if seats[seat].tile_count != len(rack):
+        raise _bad_field(f"{field}.seats[{seat}].tile_count", seats[seat].tile_count)
+    hidden = message.stock_count + sum(other.tile_count for other in seats if other.seat != seat)
+    if seen + hidden > TILE_COUNT:
+        # More tiles in the stock and the other racks than the set leaves unseen.
+        raise _bad_field(f"{field}.stock_count", message.stock_count)
+
+    takeable: Tile | None = None
+    if message.HasField("takeable"):
+        takeable = tile_from_id(message.takeable.id, field=f"{field}.takeable.id")
+        left = seats[left_of(message.turn)].discards
+        if not left or left[-1].id != takeable.id:
+            raise _bad_field(f"{field}.takeable", takeable)
+    taken: Tile | None = None
+    if message.turn == seat and message.turn_progress.HasField("taken"):
+        where = f"{field}.turn_progress.taken"
+        taken = tile_from_id(message.turn_progress.taken.id, field=f"{where}.id")
+        placed = {tile.id for tile in rack} | {t.id for meld, _ in table for t in meld.tiles}
+        if taken.id not in placed:
+            raise _bad_field(where, taken)
+    result: HandResult | None = None
+    if message.HasField("result"):
+        result = hand_result_from_proto(message.result, field=f"{field}.result")
+    if (result is not None) != (phase is Phase.ENDED):
+        raise _bad_field(f"{field}.phase", common_pb2.Phase.Name(message.phase))
+    revealed = _revealed_from_proto(message.revealed_racks, seat, rack, ledger, phase, field)
+
+    playable = playable_faces((meld for meld, _owner in table), rules)
+    costly = tuple(tile for tile in rack if okey.is_wild(tile) or okey.plays_as(tile) in playable)
+    return SeatView(
+        seat=seat,
+        rules_name=rules.name,
+        version=message.rules_version,
+        indicator=okey.indicator,
+        okey_face=okey.face,
+        dealer=message.dealer,
+        turn=message.turn,
+        phase=phase,
+        turn_number=message.turn_number,
+        rack=rack,
+        costly_discards=costly,
+        table=tuple(table),
+        seats=tuple(seats),
+        stock_count=message.stock_count,
+        takeable=takeable,
+        taken_this_turn=taken,
+        result=result,
+        revealed_racks=revealed,
+        this_turn=_this_turn_from_proto(message, seat, taken, field),
+    )
+
+
+def _opened_on_turn(public: common_pb2.SeatPublic, field: str) -> int:
+    """A seat's opening turn (-1: not opened), within what a hand can hold."""
+    if public.opened_as == common_pb2.OPENING_KIND_NOT_OPENED or not public.opened_as:
+        return -1
+    if not -1 <= public.opened_on_turn <= MAX_COUNT:
+        raise _bad_field(field, public.opened_on_turn)
+    return public.opened_on_turn
+
+
+def _this_turn_from_proto(
+    message: common_pb2.SeatView, seat: int, taken: Tile | None, field: str
+) -> ThisTurn:
+    """The viewer's own turn so far (nothing when another seat is to move)."""
+    if message.turn != seat:
+        return ThisTurn()
+    progress = message.turn_progress
+    if progress.laid_off > MAX_RACK:
+        raise _bad_field(f"{field}.turn_progress.laid_off", progress.laid_off)
+    return ThisTurn(
+        taken=taken,
+        taken_unopened=progress.taken_unopened and taken is not None,
+        gave_back=progress.gave_back,
+        opened=progress.opened,
+        laid_off=progress.laid_off,
+        took_okey=progress.took_okey,
+    )
+
+
+def _rack_from_proto(rack: Sequence[common_pb2.RackTile], field: str) -> tuple[Tile, ...]:
+    """A view's rack, read by tile id (each RackTile's tile required)."""
+    if len(rack) > MAX_RACK:
+        raise _bad_field(field, f"{len(rack)} tiles")
+    tiles = []
+    for index, item in enumerate(rack):
+        if not item.HasField("tile"):
+            raise _bad_field(f"{field}[{index}].tile", "unset")
+        tiles.append(tile_from_id(item.tile.id, field=f"{field}[{index}].tile.id"))
+    return tuple(tiles)
+
+
+def _meld_from_proto(message: common_pb2.Meld, okey: Okey, rules: RuleSet, field: str) -> Meld:
+    """A Meld message as the engine keeps it, checked to be the meld it says it is (its
+    ``value`` is derived, not read)."""
+    kind: MeldKind = _enum_from_proto(_MELD_KINDS_BACK, message.kind, f"{field}.kind", "MeldKind")
+    tiles: list[Tile] = []
+    stands: list[int | None] = []
+    for index, item in enumerate(message.tiles):
+        where = f"{field}.tiles[{index}]"
+        if not item.HasField("tile"):
+            raise _bad_field(f"{where}.tile", "unset")
+        tiles.append(tile_from_id(item.tile.id, field=f"{where}.tile.id"))
+        if item.HasField("stands_for"):
+            stands.append(
+                face_from_proto(item.stands_for, field=f"{where}.stands_for", code="NOT_A_MELD")
+            )
+        else:
+            stands.append(None)
+    colour = _COLOURS_BACK.get(int(message.colour))
+    if message.colour and colour is None:
+        raise _bad_field(f"{field}.colour", int(message.colour))
+    wild = tuple(okey.is_wild(tile) for tile in tiles)
+    meld = Meld(kind, tuple(tiles), tuple(stands), message.number, colour, wild)
+    if not _is_consistent(meld, okey, rules):
+        code = "NOT_A_PAIR" if kind is MeldKind.PAIR else "NOT_A_MELD"
+        raise InvalidInput(code, field=field, meld=" ".join(meld.names()))
+    return meld
+
+
+def _revealed_from_proto(
+    racks: Sequence[common_pb2.RevealedRack],
+    seat: int,
+    rack: tuple[Tile, ...],
+    ledger: TileLedger,
+    phase: Phase,
+    field: str,
+) -> tuple[tuple[Tile, ...], ...]:
+    """Every rack of an ended hand, in seat order (the viewer's own is its rack); none while
+    the hand is live."""
+    if not racks:
+        return ()
+    where = f"{field}.revealed_racks"
+    if phase is not Phase.ENDED:
+        raise _bad_field(where, f"{len(racks)} racks while the hand is live")
+    if len(racks) != SEATS:
+        raise InvalidInput("WRONG_SEAT_COUNT", seats=len(racks), field=where)
+    out = []
+    for index, item in enumerate(racks):
+        if item.seat != index:
+            if item.seat >= SEATS:
+                raise InvalidInput("UNKNOWN_SEAT", seat=item.seat, field=f"{where}[{index}].seat")
+            raise _bad_field(f"{where}[{index}].seat", item.seat)
+        tiles = tiles_from_ids((tile.id for tile in item.tiles), field=f"{where}[{index}].tiles")
+        if len(tiles) > MAX_RACK:
+            raise _bad_field(f"{where}[{index}].tiles", f"{len(tiles)} tiles")
+        if index == seat:
+            if sorted(tile.id for tile in tiles) != sorted(tile.id for tile in rack):
+                raise _bad_field(f"{where}[{index}].tiles", "not the rack")
+        else:
+            ledger.add_all(tiles, f"{where}[{index}].tiles")
+        out.append(tiles)
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1071,6 +1372,7 @@ __all__ = [
     "colour_to_proto",
     "end_reason_from_proto",
     "end_reason_to_proto",
+    "event_from_proto",
     "event_to_proto",
     "face_from_proto",
     "face_to_proto",
@@ -1092,6 +1394,7 @@ __all__ = [
     "phase_to_proto",
     "rules_from_proto",
     "rules_to_proto",
+    "seat_view_from_proto",
     "seat_view_to_proto",
     "seat_views_to_proto",
     "table_meld_to_proto",
