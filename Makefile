@@ -58,6 +58,10 @@ run: install
 bench: install
 	$(BIN)/okey101 bench solver --hands 20000 --json
 	$(BIN)/okey101 bench engine --hands 10000 --json
+	$(BIN)/okey101 bench rules --seconds 10 --concurrency 8 --json
+	$(BIN)/okey101 bench bots --deals 2000 --candidate hard --reference normal --json
+	$(BIN)/okey101 bench bots --deals 2000 --candidate normal --reference easy --json
+	$(BIN)/okey101 bench bots --deals 2000 --candidate easy --reference random --json
 
 clean:
 	rm -rf $(VENV) build .mypy_cache .ruff_cache .pytest_cache

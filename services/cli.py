@@ -381,6 +381,40 @@ def _bench_engine(args: argparse.Namespace) -> int:
     return engine_bench.main(args.hands, args.seed, _presets(args.rules), args.json)
 
 
+def _add_bench_bots(targets: Commands) -> None:
+    levels = ("random", "easy", "normal", "hard")
+    parser = targets.add_parser(
+        "bots",
+        help="one bot level against another, in duplicate format",
+        description="Each seeded deal is played with the candidate in each seat against three "
+        "reference bots, plus a control of four references; the difference in penalty points "
+        "per hand (negative is better) with a 95%% interval over deals.",
+    )
+    parser.add_argument("--deals", type=_positive_int, default=200, help="how many deals")
+    parser.add_argument("--candidate", choices=levels, default="hard")
+    parser.add_argument("--reference", choices=levels, default="normal")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument("--rules", default="oyna", help="a preset (default: oyna)")
+    parser.add_argument("--workers", type=_positive_int, default=None, help="processes")
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(handler=_bench_bots)
+
+
+def _bench_bots(args: argparse.Namespace) -> int:
+    from okey101.bench import bots_bench
+
+    (preset,) = _presets(args.rules)
+    return bots_bench.main(
+        args.deals,
+        args.candidate,
+        args.reference,
+        args.seed,
+        args.json,
+        preset=preset,
+        workers=args.workers,
+    )
+
+
 def _presets(text: str) -> tuple[str, ...]:
     from okey101.engine.rules import RuleSet
 
@@ -417,6 +451,7 @@ _BENCH_TARGETS: tuple[Callable[[Commands], None], ...] = (
     _add_bench_solver,
     _add_bench_engine,
     _add_bench_rules,
+    _add_bench_bots,
 )
 
 

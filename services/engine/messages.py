@@ -287,6 +287,10 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "You do not hold {tile}, the indicator's twin.",
         "tr": "Göstergenin eşi olan {tile} elinizde yok.",
     },
+    "NO_LEGAL_DISCARD": {
+        "en": "No tile on the rack can be discarded now.",
+        "tr": "Şu anda ıstakadaki hiçbir taş atılamaz.",
+    },
     "BAD_DECK": {
         "en": "A deck must hold all 106 tiles once each.",
         "tr": "Bir deste 106 taşın her birini bir kez içermelidir.",

@@ -1,0 +1,360 @@
+"""``okey101 bench bots``: one bot level against another, in duplicate format.
+
+Each seeded deal is played five times through the real engine: four times with the candidate
+level in seat s (s = 0..3) and reference bots in the other three seats, and once as a control
+with four reference bots. Every run of a deal uses the same deck, the same dealer and the same
+bot seeds (a seed per seat, turn and phase), so what differs is the candidate's play. The score
+of a deal is the mean over seats of (the candidate's points in seat s - the control's points in
+seat s); the 95% confidence interval is over deals (the four seats of a deal are one sample),
+by the normal approximation with the sample standard deviation. Negative is better: points are
+penalty points.
+
+The bots are driven as a table would drive them: for each step, the seat's ``view`` and its
+memory of the events it received, ``decide``, and the actions applied to the real state with
+``apply``. An action the real state refuses is a bug: it is counted and reported, and the turn is
+finished by the engine's random player so that the deal still ends.
+
+The last line printed is JSON: ``candidate_mean``, ``reference_mean`` (points per hand),
+``difference``, ``ci95``, ``opening_rate``, ``finishing_rate``, ``penalties_per_hand`` (+101s
+charged to the candidate per hand), ``decision_p50_ms``, ``decision_p99_ms`` (the candidate's
+decisions), ``illegal_actions`` (every bot's), ``deals``, and the same rates for the control. A
+hand that goes on past any real length is a bug too: it is stopped and counted
+(``stuck_hands``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from okey101.engine.bots import BotLevel, BotMemory, decide
+from okey101.engine.deal import deal, shuffled_deck
+from okey101.engine.errors import OkeyError
+from okey101.engine.hand import EndReason, HandState, Phase, apply
+from okey101.engine.playout import RandomPlayer
+from okey101.engine.rules import RuleSet
+from okey101.engine.view import legal_actions, view
+
+# Far more turns than any hand takes (the stock holds 20 tiles; takes are bounded too).
+MAX_TURNS = 400
+SEATS = 4
+
+
+@dataclass(slots=True)
+class HandRecord:
+    """One hand played by four bots: each seat's points and what each seat did."""
+
+    scores: tuple[int, ...]
+    opened: tuple[bool, ...]
+    finished: tuple[bool, ...]
+    penalties: tuple[int, ...]
+    # Decision times in ms, per seat.
+    times: tuple[tuple[float, ...], ...]
+    illegal: int
+    illegal_examples: list[str] = field(default_factory=list)
+    # The hand went on past any real length (a bug): stopped and scored as it stood.
+    stuck: bool = False
+
+
+def _mix(*parts: int) -> int:
+    """A seed from several integers (stable across runs and processes)."""
+    value = 0x9E3779B97F4A7C15
+    for part in parts:
+        value = (value ^ (part & 0xFFFFFFFFFFFFFFFF)) * 0x100000001B3 & 0xFFFFFFFFFFFFFFFF
+        value ^= value >> 29
+    return value
+
+
+def play_hand(
+    rules: RuleSet,
+    deck_seed: int,
+    dealer: int,
+    levels: Sequence[BotLevel],
+    bot_seed: int,
+) -> HandRecord:
+    """Play one hand with ``levels[seat]`` in each seat, through the real engine."""
+    state = deal(rules, dealer, shuffled_deck(random.Random(deck_seed)))
+    memories = [BotMemory(seat) for seat in range(SEATS)]
+    times: list[list[float]] = [[] for _ in range(SEATS)]
+    illegal = 0
+    examples: list[str] = []
+    steps = 0
+    while not state.ended:
+        steps += 1
+        if steps > MAX_TURNS * 3:
+            examples.append(f"deal {deck_seed}: the hand did not end ({levels})")
+            return HandRecord(
+                scores=(0,) * SEATS,
+                opened=tuple(s.opened_as is not None for s in state.seats),
+                finished=(False,) * SEATS,
+                penalties=(0,) * SEATS,
+                times=tuple(tuple(t) for t in times),
+                illegal=illegal,
+                illegal_examples=examples,
+                stuck=True,
+            )
+        seat = state.turn
+        seat_view = view(state, seat)
+        phase_code = 0 if state.phase is Phase.DRAW else 1
+        seed = _mix(bot_seed, seat, state.turn_number, phase_code)
+        started = time.perf_counter()
+        decision = decide(seat_view, rules, levels[seat], seed, memories[seat])
+        times[seat].append((time.perf_counter() - started) * 1000.0)
+        for action in decision.actions:
+            try:
+                state, events = apply(state, seat, action)
+            except OkeyError as error:
+                illegal += 1
+                if len(examples) < 5:
+                    examples.append(
+                        f"deal {deck_seed} seat {seat} {levels[seat]}: {action} refused "
+                        f"({error.code}); decision {decision.actions}"
+                    )
+                state = _recover(state, seat, seed)
+                break
+            memories = [memory.observe(events) for memory in memories]
+            if state.ended:
+                break
+    result = state.result
+    assert result is not None
+    finish = result.finish
+    return HandRecord(
+        scores=result.scores,
+        opened=tuple(s.opened_as is not None for s in state.seats),
+        finished=tuple(finish is not None and finish.winner == i for i in range(SEATS)),
+        penalties=tuple(
+            len(s.penalties) if result.reason is not EndReason.VOID else 0 for s in state.seats
+        ),
+        times=tuple(tuple(t) for t in times),
+        illegal=illegal,
+        illegal_examples=examples,
+    )
+
+
+def _recover(state: HandState, seat: int, seed: int) -> HandState:
+    """Finish a turn a bot got wrong, so that the deal still ends (the error is counted)."""
+    try:
+        steps = RandomPlayer(random.Random(seed)).turn(state)
+        return steps[-1][1] if steps else state
+    except (AssertionError, OkeyError):
+        pass
+    for action in legal_actions(state, seat):
+        if type(action).__name__ in ("Discard", "GiveBack", "Draw"):
+            return apply(state, seat, action)[0]
+    raise AssertionError("no way to finish the turn")
+
+
+@dataclass(slots=True)
+class DealResult:
+    """One deal in duplicate: the candidate's and the control's record per seat."""
+
+    score: float
+    candidate_points: list[int]
+    control_points: list[int]
+    candidate_opened: int
+    candidate_finished: int
+    candidate_penalties: int
+    control_opened: int
+    control_finished: int
+    control_penalties: int
+    candidate_times: list[float]
+    all_times: list[float]
+    illegal: int
+    examples: list[str]
+    stuck: int
+
+
+def play_deal(
+    number: int, seed: int, candidate: BotLevel, reference: BotLevel, preset: str
+) -> DealResult:
+    """Deal ``number``: the control and the four candidate seats."""
+    rules = RuleSet.preset(preset)
+    deck_seed = _mix(seed, number, 1)
+    bot_seed = _mix(seed, number, 2)
+    dealer = number % SEATS
+    control = play_hand(rules, deck_seed, dealer, [reference] * SEATS, bot_seed)
+    candidate_points: list[int] = []
+    opened = finished = penalties = 0
+    candidate_times: list[float] = []
+    all_times = [t for seat_times in control.times for t in seat_times]
+    illegal = control.illegal
+    stuck = int(control.stuck)
+    examples = list(control.illegal_examples)
+    for seat in range(SEATS):
+        levels = [reference] * SEATS
+        levels[seat] = candidate
+        record = play_hand(rules, deck_seed, dealer, levels, bot_seed)
+        candidate_points.append(record.scores[seat])
+        opened += record.opened[seat]
+        finished += record.finished[seat]
+        penalties += record.penalties[seat]
+        candidate_times.extend(record.times[seat])
+        all_times.extend(t for seat_times in record.times for t in seat_times)
+        illegal += record.illegal
+        stuck += int(record.stuck)
+        examples.extend(record.illegal_examples)
+    control_points = list(control.scores)
+    score = sum(c - r for c, r in zip(candidate_points, control_points, strict=True)) / SEATS
+    return DealResult(
+        score=score,
+        candidate_points=candidate_points,
+        control_points=control_points,
+        candidate_opened=opened,
+        candidate_finished=finished,
+        candidate_penalties=penalties,
+        control_opened=sum(control.opened),
+        control_finished=sum(control.finished),
+        control_penalties=sum(control.penalties),
+        candidate_times=candidate_times,
+        all_times=all_times,
+        illegal=illegal,
+        examples=examples,
+        stuck=stuck,
+    )
+
+
+def _percentile(values: Sequence[float], share: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))
+    return ordered[index]
+
+
+def run(
+    deals: int,
+    candidate: BotLevel,
+    reference: BotLevel,
+    seed: int,
+    *,
+    preset: str = "oyna",
+    workers: int | None = None,
+) -> dict[str, object]:
+    """Play ``deals`` deals in duplicate; the figures."""
+    workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
+    args = [(number, seed, candidate, reference, preset) for number in range(deals)]
+    started = time.perf_counter()
+    if workers > 1 and deals > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(_play_deal_args, args, chunksize=max(1, deals // 64)))
+    else:
+        results = [_play_deal_args(a) for a in args]
+    elapsed = time.perf_counter() - started
+    hands = SEATS * max(deals, 1)
+    scores = [r.score for r in results]
+    mean = sum(scores) / len(scores) if scores else 0.0
+    if len(scores) > 1:
+        variance = sum((s - mean) ** 2 for s in scores) / (len(scores) - 1)
+        half = 1.96 * math.sqrt(variance / len(scores))
+    else:
+        half = math.inf
+    candidate_times = [t for r in results for t in r.candidate_times]
+    all_times = [t for r in results for t in r.all_times]
+    return {
+        "candidate": str(candidate),
+        "reference": str(reference),
+        "preset": preset,
+        "seed": seed,
+        "deals": deals,
+        "candidate_mean": round(sum(sum(r.candidate_points) for r in results) / hands, 2),
+        "reference_mean": round(sum(sum(r.control_points) for r in results) / hands, 2),
+        "difference": round(mean, 2),
+        "ci95": [round(mean - half, 2), round(mean + half, 2)],
+        "opening_rate": round(sum(r.candidate_opened for r in results) / hands, 3),
+        "finishing_rate": round(sum(r.candidate_finished for r in results) / hands, 3),
+        "penalties_per_hand": round(sum(r.candidate_penalties for r in results) / hands, 3),
+        "reference_opening_rate": round(sum(r.control_opened for r in results) / hands, 3),
+        "reference_finishing_rate": round(sum(r.control_finished for r in results) / hands, 3),
+        "reference_penalties_per_hand": round(sum(r.control_penalties for r in results) / hands, 3),
+        "decision_p50_ms": round(_percentile(candidate_times, 0.50), 3),
+        "decision_p99_ms": round(_percentile(candidate_times, 0.99), 3),
+        "decision_max_ms": round(max(candidate_times, default=0.0), 3),
+        "all_decisions_p99_ms": round(_percentile(all_times, 0.99), 3),
+        "decisions": len(candidate_times),
+        "illegal_actions": sum(r.illegal for r in results),
+        "stuck_hands": sum(r.stuck for r in results),
+        "first_illegal": [e for r in results for e in r.examples][:5],
+        "seconds": round(elapsed, 1),
+    }
+
+
+def _play_deal_args(args: tuple[int, int, BotLevel, BotLevel, str]) -> DealResult:
+    return play_deal(*args)
+
+
+def main(
+    deals: int,
+    candidate: str,
+    reference: str,
+    seed: int,
+    as_json: bool,
+    *,
+    preset: str = "oyna",
+    workers: int | None = None,
+) -> int:
+    """Print the figures (the last line JSON with ``as_json``); exit 1 on an illegal action."""
+    figures = run(
+        deals, BotLevel(candidate), BotLevel(reference), seed, preset=preset, workers=workers
+    )
+    ci95 = figures["ci95"]
+    assert isinstance(ci95, list)
+    low, high = ci95
+    print(
+        f"{figures['candidate']} vs {figures['reference']} ({preset}), {deals} deals in "
+        f"duplicate: {figures['candidate_mean']} vs {figures['reference_mean']} points per hand, "
+        f"difference {figures['difference']} (95% CI {low} .. {high}; negative is better)"
+    )
+    print(
+        f"  candidate: opened {figures['opening_rate']}, finished {figures['finishing_rate']}, "
+        f"+101s per hand {figures['penalties_per_hand']}; reference alone: opened "
+        f"{figures['reference_opening_rate']}, finished {figures['reference_finishing_rate']}, "
+        f"+101s per hand {figures['reference_penalties_per_hand']}"
+    )
+    print(
+        f"  decisions: p50 {figures['decision_p50_ms']} ms, p99 {figures['decision_p99_ms']} ms, "
+        f"max {figures['decision_max_ms']} ms over {figures['decisions']}; "
+        f"illegal actions {figures['illegal_actions']}, hands that did not end "
+        f"{figures['stuck_hands']}; {figures['seconds']} s"
+    )
+    examples = figures["first_illegal"]
+    assert isinstance(examples, list)
+    for example in examples:
+        print(f"  illegal: {example}")
+    if as_json:
+        print(json.dumps(figures))
+    return 1 if figures["illegal_actions"] or figures["stuck_hands"] else 0
+
+
+def _command_line(argv: Sequence[str] | None = None) -> int:
+    """``python -m okey101.bench.bots_bench``, with the arguments ``okey101 bench bots`` takes."""
+    parser = argparse.ArgumentParser(prog="python -m okey101.bench.bots_bench")
+    parser.add_argument("--deals", type=int, default=200)
+    parser.add_argument("--candidate", choices=[level.value for level in BotLevel], default="hard")
+    parser.add_argument(
+        "--reference", choices=[level.value for level in BotLevel], default="normal"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rules", default="oyna", help="a preset: oyna, boombala, north_sultan")
+    parser.add_argument("--workers", type=int, default=None, help="processes (default: CPUs)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    return main(
+        args.deals,
+        args.candidate,
+        args.reference,
+        args.seed,
+        args.json,
+        preset=args.rules,
+        workers=args.workers,
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(_command_line())

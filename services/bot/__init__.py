@@ -1,0 +1,28 @@
+"""The bot service: computer players over gRPC (``okey.v1.BotService``), stateless.
+
+``register(server)`` adds it to a platform server; ``serve_bot(settings)`` runs it;
+``python -m okey101.bot [--port P] [--metrics-port M] ...`` (or ``okey101 serve bot``) starts it
+from a shell.
+"""
+
+from okey101.bot.service import (
+    ACCESS,
+    DECISION_SECONDS,
+    SERVICE_NAME,
+    BotServicer,
+    access_policy,
+    next_step,
+    register,
+    serve_bot,
+)
+
+__all__ = [
+    "ACCESS",
+    "DECISION_SECONDS",
+    "SERVICE_NAME",
+    "BotServicer",
+    "access_policy",
+    "next_step",
+    "register",
+    "serve_bot",
+]

@@ -1,0 +1,284 @@
+"""The bots (``okey101.engine.bots``): every decision applies to the real state, ends the turn as
+the phase requires, reads nothing outside the seat's view, is deterministic for a seed; the
+duplicate bench plays without an illegal action.
+
+Positions come from seeded random playouts of the three presets (draw-phase and play-phase
+positions, after a draw and after a take), and from games between the bots themselves.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from dataclasses import dataclass
+
+import pytest
+
+from okey101.bench import bots_bench
+from okey101.engine.actions import Action, Discard, Draw, GiveBack, TakeDiscard
+from okey101.engine.bots import BotLevel, BotMemory, decide, fallback_decision, shadow_state
+from okey101.engine.deal import deal, shuffled_deck
+from okey101.engine.errors import RuleViolation
+from okey101.engine.hand import Event, HandState, Phase, apply
+from okey101.engine.playout import RandomPlayer
+from okey101.engine.rules import RuleSet
+from okey101.engine.view import view
+
+PRESETS = ("oyna", "boombala", "north_sultan")
+LEVELS = tuple(BotLevel)
+HANDS_PER_PRESET = 16
+
+
+@dataclass(frozen=True)
+class Position:
+    preset: str
+    state: HandState
+    memory: BotMemory
+    label: str
+
+
+def _play_positions(preset: str, number: int, bots: bool) -> list[Position]:
+    """Every position of one hand where a seat must decide, with that seat's memory.
+
+    ``bots``: the seats are played by the bots themselves (levels by seat), else by the
+    engine's random players, whose turns are cut after the draw to give play-phase positions.
+    """
+    rules = RuleSet.preset(preset)
+    rng = random.Random(7919 * (PRESETS.index(preset) + 1) + number)
+    state = deal(rules, number % 4, shuffled_deck(rng))
+    memories = [BotMemory(seat) for seat in range(4)]
+    players = [RandomPlayer(random.Random(rng.randrange(2**32))) for _ in range(4)]
+    levels = [LEVELS[(number + seat) % len(LEVELS)] for seat in range(4)]
+    out: list[Position] = []
+    turns = 0
+    while not state.ended and turns < 300:
+        turns += 1
+        seat = state.turn
+        out.append(Position(preset, state, memories[seat], f"{preset}#{number} turn {turns}"))
+        if bots:
+            decision = decide(view(state, seat), rules, levels[seat], turns, memories[seat])
+            steps: list[tuple[Action, HandState, tuple[Event, ...]]] = []
+            current = state
+            for action in decision.actions:
+                current, events = apply(current, seat, action)
+                steps.append((action, current, events))
+        else:
+            steps = RandomPlayer.turn(players[seat], state)
+        for index, (_action, after, events) in enumerate(steps):
+            memories = [memory.observe(events) for memory in memories]
+            # Within a random player's turn: after its draw or take, and mid-turn (after it
+            # opened, laid off, gave a tile back...), as a bot taking over the seat would see it.
+            mid_turn = index < len(steps) - 1 and not after.ended and after.turn == seat
+            if not bots and mid_turn:
+                out.append(Position(preset, after, memories[seat], f"{preset}#{number} step"))
+        state = steps[-1][1]
+    return out
+
+
+@functools.cache
+def positions() -> tuple[Position, ...]:
+    found: list[Position] = []
+    for preset in PRESETS:
+        for number in range(HANDS_PER_PRESET):
+            found.extend(_play_positions(preset, number, bots=number % 2 == 1))
+    return tuple(found)
+
+
+def _apply_all(state: HandState, seat: int, actions: tuple[Action, ...]) -> HandState:
+    for action in actions:
+        state, _events = apply(state, seat, action)  # raises on an illegal action
+    return state
+
+
+def _check_shape(state: HandState, actions: tuple[Action, ...], after: HandState) -> None:
+    """Draw phase: one draw or take. Play phases: the rest of the turn, one discard last (or the
+    single give-back)."""
+    assert actions
+    if state.phase is Phase.DRAW:
+        assert len(actions) == 1
+        assert isinstance(actions[0], (Draw, TakeDiscard))
+        return
+    discards = [a for a in actions if isinstance(a, Discard)]
+    if isinstance(actions[-1], GiveBack):
+        assert not discards
+        assert after.phase is Phase.DRAW and after.turn == state.turn
+        return
+    assert len(discards) == 1
+    assert isinstance(actions[-1], Discard)
+    assert after.ended or after.turn != state.turn
+
+
+def test_positions_cover_both_phases_and_every_preset() -> None:
+    found = positions()
+    assert len(found) >= 2000
+    for preset in PRESETS:
+        mine = [p for p in found if p.preset == preset]
+        assert any(p.state.phase is Phase.DRAW for p in mine)
+        assert any(p.state.phase is Phase.PLAY for p in mine)
+        assert any(p.state.phase is Phase.FIRST for p in mine)
+        assert any(p.state.this_turn.taken is not None for p in mine)
+        assert any(any(s.opened_as for s in p.state.seats) for p in mine)
+        assert any(p.state.this_turn.opened for p in mine)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_every_decision_is_legal_in_the_real_state(level: BotLevel) -> None:
+    for index, position in enumerate(positions()):
+        state = position.state
+        seat = state.turn
+        rules = state.rules
+        decision = decide(view(state, seat), rules, level, index, position.memory)
+        try:
+            after = _apply_all(state, seat, decision.actions)
+        except RuleViolation as error:  # pragma: no cover - the failure message
+            raise AssertionError(f"{position.label} {level}: {decision} -> {error.code}") from None
+        _check_shape(state, decision.actions, after)
+        assert decision.reason
+        assert decision.level is level
+
+
+@pytest.mark.parametrize("level", [BotLevel.EASY, BotLevel.NORMAL, BotLevel.HARD])
+def test_no_plus_101_when_a_free_discard_exists(level: BotLevel) -> None:
+    """Never the okey or a playable tile thrown without reason (the finish is exempt)."""
+    for index, position in enumerate(positions()[::3]):
+        state = position.state
+        if state.phase is Phase.DRAW:
+            continue
+        seat = state.turn
+        decision = decide(view(state, seat), state.rules, level, index, position.memory)
+        before = _apply_all(state, seat, decision.actions[:-1])
+        last = decision.actions[-1]
+        if not isinstance(last, Discard):
+            continue
+        _after, events = apply(before, seat, last)
+        if not any(event.kind == "penalty" for event in events):
+            continue
+        for tile in before.seats[seat].rack:
+            try:
+                _state, others = apply(before, seat, Discard(tile))
+            except RuleViolation:
+                continue
+            assert any(e.kind == "penalty" for e in others), (
+                f"{position.label} {level}: threw {last.tile} for +101 though {tile} was free"
+            )
+
+
+def _same_view_other_hidden(state: HandState, seed: int) -> HandState:
+    """The same position with the other racks and the stock dealt differently from the tiles
+    the seat cannot see (same sizes): the seat's view is unchanged."""
+    seat = state.turn
+    hidden = [tile for i, s in enumerate(state.seats) if i != seat for tile in s.rack]
+    hidden.extend(state.stock)
+    random.Random(seed).shuffle(hidden)
+    seats = list(state.seats)
+    position = 0
+    for i, s in enumerate(state.seats):
+        if i == seat:
+            continue
+        size = len(s.rack)
+        seats[i] = type(s)(
+            rack=tuple(hidden[position : position + size]),
+            discards=s.discards,
+            opened_as=s.opened_as,
+            opened_on_turn=s.opened_on_turn,
+            penalties=s.penalties,
+            turns_played=s.turns_played,
+            showed_indicator=s.showed_indicator,
+        )
+        position += size
+    stock = tuple(hidden[position:])
+    import dataclasses
+
+    return dataclasses.replace(state, seats=tuple(seats), stock=stock)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_decisions_need_nothing_outside_the_view(level: BotLevel) -> None:
+    for index, position in enumerate(positions()[::4]):
+        state = position.state
+        seat = state.turn
+        other = _same_view_other_hidden(state, index)
+        assert other != state or not state.stock
+        seen = view(state, seat)
+        assert view(other, seat) == seen
+        first = decide(seen, state.rules, level, index, position.memory)
+        second = decide(view(other, seat), other.rules, level, index, position.memory)
+        assert first == second
+        _apply_all(state, seat, first.actions)
+        _apply_all(other, seat, second.actions)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_deterministic_for_a_seed(level: BotLevel) -> None:
+    for index, position in enumerate(positions()[::7]):
+        state = position.state
+        seen = view(state, state.turn)
+        once = decide(seen, state.rules, level, 1000 + index, position.memory)
+        again = decide(seen, state.rules, level, 1000 + index, position.memory)
+        assert once == again
+
+
+def test_fallback_is_the_random_level() -> None:
+    for index, position in enumerate(positions()[::25]):
+        state = position.state
+        seen = view(state, state.turn)
+        assert fallback_decision(seen, state.rules, index) == decide(
+            seen, state.rules, BotLevel.RANDOM, index
+        )
+
+
+def test_shadow_state_holds_no_hidden_tile() -> None:
+    for position in positions()[::10]:
+        state = position.state
+        seat = state.turn
+        shadow = shadow_state(view(state, seat), state.rules, position.memory)
+        assert shadow.seats[seat] == state.seats[seat] or (
+            shadow.seats[seat].rack == state.seats[seat].rack
+        )
+        assert len(shadow.stock) == len(state.stock)
+        for i, s in enumerate(shadow.seats):
+            assert len(s.rack) == len(state.seats[i].rack)
+        # The placeholders are the unseen tiles in id order: the same for any hidden deal.
+        other = _same_view_other_hidden(state, 3)
+        assert shadow_state(view(other, seat), other.rules, position.memory) == shadow
+
+
+def test_a_view_that_is_not_the_seats_turn_is_refused() -> None:
+    state = positions()[0].state
+    waiting = (state.turn + 1) % 4
+    with pytest.raises(RuleViolation):
+        decide(view(state, waiting), state.rules, BotLevel.NORMAL, 0)
+
+
+def test_memory_tracks_thrown_and_taken_tiles() -> None:
+    position = next(p for p in positions() if p.state.this_turn.taken is not None)
+    state = position.state
+    taken = state.this_turn.taken
+    assert taken is not None
+    memory = position.memory
+    assert (state.turn, taken.id) in memory.taken
+    assert any(tile_id == taken.id for _seat, tile_id in memory.thrown)
+    # From views alone: the discard that left its pile was taken by the next seat.
+    before = BotMemory(state.turn, thrown=((((state.turn - 1) % 4), taken.id),))
+    after = before.observe_view(view(state, state.turn))
+    assert (state.turn, taken.id) in after.taken
+
+
+def test_duplicate_bench_plays_without_illegal_actions() -> None:
+    figures = bots_bench.run(20, BotLevel.HARD, BotLevel.NORMAL, 5, workers=1)
+    assert figures["illegal_actions"] == 0
+    assert figures["stuck_hands"] == 0
+    assert figures["deals"] == 20
+    ci95 = figures["ci95"]
+    difference = figures["difference"]
+    assert isinstance(ci95, list)
+    assert isinstance(difference, float)
+    assert ci95[0] <= difference <= ci95[1]
+    for preset in ("boombala", "north_sultan"):
+        for candidate, reference in (
+            (BotLevel.HARD, BotLevel.NORMAL),
+            (BotLevel.EASY, BotLevel.RANDOM),
+        ):
+            figures = bots_bench.run(3, candidate, reference, 5, preset=preset, workers=1)
+            assert figures["illegal_actions"] == 0
+            assert figures["stuck_hands"] == 0
