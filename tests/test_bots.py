@@ -8,6 +8,7 @@ positions, after a draw and after a take), and from games between the bots thems
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import random
 from dataclasses import dataclass
@@ -41,7 +42,8 @@ def _play_positions(preset: str, number: int, bots: bool) -> list[Position]:
     """Every position of one hand where a seat must decide, with that seat's memory.
 
     ``bots``: the seats are played by the bots themselves (levels by seat), else by the
-    engine's random players, whose turns are cut after the draw to give play-phase positions.
+    engine's random players, whose turns also give the positions within them (after the draw
+    or take, after an opening or a lay-off, after a give-back) as a bot taking over would see.
     """
     rules = RuleSet.preset(preset)
     rng = random.Random(7919 * (PRESETS.index(preset) + 1) + number)
@@ -63,11 +65,9 @@ def _play_positions(preset: str, number: int, bots: bool) -> list[Position]:
                 current, events = apply(current, seat, action)
                 steps.append((action, current, events))
         else:
-            steps = RandomPlayer.turn(players[seat], state)
+            steps = players[seat].turn(state)
         for index, (_action, after, events) in enumerate(steps):
             memories = [memory.observe(events) for memory in memories]
-            # Within a random player's turn: after its draw or take, and mid-turn (after it
-            # opened, laid off, gave a tile back...), as a bot taking over the seat would see it.
             mid_turn = index < len(steps) - 1 and not after.ended and after.turn == seat
             if not bots and mid_turn:
                 out.append(Position(preset, after, memories[seat], f"{preset}#{number} step"))
@@ -176,20 +176,9 @@ def _same_view_other_hidden(state: HandState, seed: int) -> HandState:
         if i == seat:
             continue
         size = len(s.rack)
-        seats[i] = type(s)(
-            rack=tuple(hidden[position : position + size]),
-            discards=s.discards,
-            opened_as=s.opened_as,
-            opened_on_turn=s.opened_on_turn,
-            penalties=s.penalties,
-            turns_played=s.turns_played,
-            showed_indicator=s.showed_indicator,
-        )
+        seats[i] = dataclasses.replace(s, rack=tuple(hidden[position : position + size]))
         position += size
-    stock = tuple(hidden[position:])
-    import dataclasses
-
-    return dataclasses.replace(state, seats=tuple(seats), stock=stock)
+    return dataclasses.replace(state, seats=tuple(seats), stock=tuple(hidden[position:]))
 
 
 @pytest.mark.parametrize("level", LEVELS)

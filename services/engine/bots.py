@@ -648,6 +648,8 @@ def _draw_decision(ctx: _Ctx, state: HandState) -> Decision:
         return _draw(ctx, state, f"drew: no use for {takeable}")
     if plan.ended:
         return Decision((TakeDiscard(),), f"took {takeable}: finishes with it", ctx.level)
+    if len(plan.me.penalties) > len(state.seats[seat].penalties):
+        return _draw(ctx, state, f"drew: taking {takeable} would cost +101")
     if plan.state.this_turn.opened:
         return Decision((TakeDiscard(),), f"took {takeable}: opens with it", ctx.level)
     # An opened seat takes a tile it puts down, when its rack ends the turn smaller than it
@@ -751,12 +753,22 @@ def _choose_opening(ctx: _Ctx, plan: _Plan) -> _Plan | None:
         for arrangement in arrangements:
             if arrangement.value < minimum or not arrangement.melds:
                 continue
-            trial = plan.copy()
-            if trial.step(Open(tuple(Group(meld.tiles) for meld in arrangement.melds))):
-                trial.notes.append(
-                    f"opened with {len(arrangement.melds)} melds worth {arrangement.value}"
-                )
-                options.append(("runs", _put_down(ctx, trial)))
+            opened = _open_with(ctx, plan, arrangement.melds)
+            if opened is None:
+                continue
+            options.append(("runs", opened))
+            if ctx.rank >= _RANK[BotLevel.NORMAL] and not opened.ended:
+                # Where the opening turn allows no lay-off, what it leaves may all be playable
+                # on its own melds: a smaller opening that keeps a tile free to throw.
+                if _free_discard(ctx, opened):
+                    continue
+                for index in range(len(arrangement.melds)):
+                    fewer = arrangement.melds[:index] + arrangement.melds[index + 1 :]
+                    if sum(meld.value for meld in fewer) < minimum:
+                        continue
+                    smaller = _open_with(ctx, plan, fewer)
+                    if smaller is not None:
+                        options.append(("runs", smaller))
     pairs = best_pairs(hand, required=required)
     if pairs.pair_count >= rules.opening_min_pairs:
         trial = plan.copy()
@@ -769,6 +781,9 @@ def _choose_opening(ctx: _Ctx, plan: _Plan) -> _Plan | None:
         return options[0][1]
     scored = sorted(options, key=lambda option: _plan_score(ctx, option[1]))
     kind, best = scored[0]
+    if required is None and not best.ended and not ctx.last_turn and not _free_discard(ctx, best):
+        # Every opening would end the turn with a +101 discard: wait a turn (the hand holds).
+        return None
     if (
         kind == "pairs"
         and ctx.level is BotLevel.HARD
@@ -777,6 +792,16 @@ def _choose_opening(ctx: _Ctx, plan: _Plan) -> _Plan | None:
     ):
         return None
     return best
+
+
+def _open_with(ctx: _Ctx, plan: _Plan, melds: Sequence[Meld]) -> _Plan | None:
+    """The plan after opening with ``melds`` and putting down what follows, or None."""
+    trial = plan.copy()
+    if not trial.step(Open(tuple(Group(meld.tiles) for meld in melds))):
+        return None
+    value = sum(meld.value for meld in melds)
+    trial.notes.append(f"opened with {len(melds)} melds worth {value}")
+    return _put_down(ctx, trial)
 
 
 def _hold_pairs(ctx: _Ctx, hand: Hand) -> bool:
@@ -1045,7 +1070,17 @@ def _plan_score(ctx: _Ctx, plan: _Plan) -> float:
     okey_cost = okeys * ctx.rules.okey_in_hand_points * (0.6 if not ctx.last_turn else 1.0)
     if me.opened_as is OpenedAs.PAIRS:
         hand *= 2
-    return hand + okey_cost + 0.1 * len(rack)
+    forced = 0 if _free_discard(ctx, plan) else ctx.rules.penalty_points
+    return hand + okey_cost + forced + 0.1 * len(rack)
+
+
+def _free_discard(ctx: _Ctx, plan: _Plan) -> bool:
+    """Whether the plan can end its turn with a discard that costs no +101."""
+    playable = playable_faces(plan.state.table_melds(), ctx.rules)
+    return any(
+        not ctx.wild(tile) and ctx.face(tile) not in playable and plan.copy().step(Discard(tile))
+        for tile in plan.rack
+    )
 
 
 # --- The discard ------------------------------------------------------------------------------
