@@ -15,7 +15,6 @@ apply there too). The conversions the service reads with (``seat_view_from_proto
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import json
@@ -24,7 +23,6 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -37,6 +35,7 @@ from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 from okey.v1 import bot_pb2, bot_pb2_grpc, common_pb2
+from threaded_server import ThreadedServer
 
 from okey101.bench.rules_bench import free_port, wait_serving_sync
 from okey101.bot import ACCESS, SERVICE_NAME, register
@@ -52,10 +51,7 @@ from okey101.engine.rules import LeftDiscardPolicy, RuleSet
 from okey101.engine.view import view
 from okey101.platform import convert
 from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, dev_signing_key, jwks_of
-from okey101.platform.config import settings_for_tests
 from okey101.platform.errors import DOMAIN
-from okey101.platform.logs import configure_logging
-from okey101.platform.server import ServerHandle
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = SigningKey.generate()
@@ -77,31 +73,13 @@ HANDS_PER_PRESET = 16
 # The server, once per module, in a thread of its own; the tests are plain blocking clients.
 
 
-class _Running:
-    def __init__(self, var_dir: Any) -> None:
-        configure_logging("json", "warning")
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        settings = settings_for_tests("bot", var_dir=var_dir)
-        started = ServerHandle.start(
-            "bot", register, settings, access=ACCESS, verifier=JwksVerifier(jwks_of(KEY))
-        )
-        self.handle = asyncio.run_coroutine_threadsafe(started, self.loop).result(timeout=10)
-
-    def close(self) -> None:
-        async def stop() -> None:
-            await self.handle.stop(grace=0)
-
-        asyncio.run_coroutine_threadsafe(stop(), self.loop).result(timeout=10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(timeout=10)
-        self.loop.close()
+def _start_server(var_dir: Any) -> ThreadedServer:
+    return ThreadedServer("bot", register, ACCESS, JwksVerifier(jwks_of(KEY)), var_dir)
 
 
 @pytest.fixture(scope="module")
-def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Running]:
-    server = _Running(tmp_path_factory.mktemp("bot"))
+def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedServer]:
+    server = _start_server(tmp_path_factory.mktemp("bot"))
     try:
         yield server
     finally:
@@ -109,7 +87,7 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Running]:
 
 
 @pytest.fixture(scope="module")
-def channel(running: _Running) -> Iterator[grpc.Channel]:
+def channel(running: ThreadedServer) -> Iterator[grpc.Channel]:
     with grpc.insecure_channel(running.handle.target) as opened:
         yield opened
 
@@ -554,7 +532,7 @@ def test_malformed_requests_are_refused_with_the_engines_codes(stub: Any, case: 
 # Metrics
 
 
-def test_decision_time_is_measured_by_level_only(stub: Any, running: _Running) -> None:
+def test_decision_time_is_measured_by_level_only(stub: Any, running: ThreadedServer) -> None:
     port = running.handle.metrics_port
     count = ("okey_bot_decision_seconds_count", frozenset({("level", "hard")}))
     before = scrape(port).get(count, 0.0)

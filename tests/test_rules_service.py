@@ -6,9 +6,7 @@ in-process; the conversions are checked to round-trip every state of seeded rand
 
 from __future__ import annotations
 
-import asyncio
 import random
-import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -18,6 +16,7 @@ from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 from okey.v1 import common_pb2, rules_pb2, rules_pb2_grpc
+from threaded_server import ThreadedServer
 
 from okey101.engine.actions import Discard, Draw
 from okey101.engine.deal import deal, shuffled_deck
@@ -39,10 +38,7 @@ from okey101.engine.solver import Hand, OpenedAs, best_opening, best_pairs, play
 from okey101.engine.tiles import Okey, Tile, TileAllocator, copies_of, parse_face
 from okey101.platform import convert
 from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, jwks_of
-from okey101.platform.config import settings_for_tests
 from okey101.platform.errors import DOMAIN, status_code_of
-from okey101.platform.logs import configure_logging
-from okey101.platform.server import ServerHandle
 from okey101.rules import ACCESS, SERVICE_NAME, register
 from okey101.rules.service import METHOD_ACCESS
 
@@ -57,31 +53,13 @@ PRESETS = ("oyna", "boombala", "north_sultan")
 # The server, once per module, in a thread of its own; the tests are plain blocking clients.
 
 
-class _Running:
-    def __init__(self, var_dir: Any) -> None:
-        configure_logging("json", "warning")
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        settings = settings_for_tests("rules", var_dir=var_dir)
-        started = ServerHandle.start(
-            "rules", register, settings, access=ACCESS, verifier=JwksVerifier(jwks_of(KEY))
-        )
-        self.handle = asyncio.run_coroutine_threadsafe(started, self.loop).result(timeout=10)
-
-    def close(self) -> None:
-        async def stop() -> None:
-            await self.handle.stop(grace=0)
-
-        asyncio.run_coroutine_threadsafe(stop(), self.loop).result(timeout=10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(timeout=10)
-        self.loop.close()
+def _start_server(var_dir: Any) -> ThreadedServer:
+    return ThreadedServer("rules", register, ACCESS, JwksVerifier(jwks_of(KEY)), var_dir)
 
 
 @pytest.fixture(scope="module")
 def channel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[grpc.Channel]:
-    running = _Running(tmp_path_factory.mktemp("rules"))
+    running = _start_server(tmp_path_factory.mktemp("rules"))
     try:
         with grpc.insecure_channel(running.handle.target) as opened:
             yield opened
