@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -58,6 +58,13 @@ class Settings:
     drain_seconds: float = 0.5
     max_connection_age_seconds: float = 300.0
     database_url: str | None = None
+    # Where the other services listen (a gRPC target: host:port, or dns:///name:port for
+    # client-side round-robin over a headless Service). Defaults: localhost, their own ports.
+    lobby_address: str = "127.0.0.1:50051"
+    table_address: str = "127.0.0.1:50052"
+    scoring_address: str = "127.0.0.1:50053"
+    rules_address: str = "127.0.0.1:50054"
+    bot_address: str = "127.0.0.1:50055"
 
     def replace(self, **changes: object) -> Settings:
         """A copy with some settings changed (tests use port 0 and short drains)."""
@@ -90,7 +97,14 @@ SETTINGS: tuple[_Spec, ...] = (
         "connections are closed after this age, so new pods get traffic (default 300)",
     ),
     _Spec("database_url", "--database-url", "SQLAlchemy URL (default: SQLite under the var dir)"),
+    *(
+        _Spec(f"{peer}_address", f"--{peer}-address", f"gRPC target of the {peer} service")
+        for peer in ("lobby", "table", "scoring", "rules", "bot")
+    ),
 )
+
+#: The services one service may call, by name: the ``<name>_address`` settings.
+PEERS: tuple[str, ...] = ("lobby", "table", "scoring", "rules", "bot")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -152,10 +166,20 @@ def load_settings(
             "max_connection_age_seconds", raw("max_connection_age_seconds"), 300.0
         ),
         database_url=raw("database_url"),
+        lobby_address=_address("lobby", raw),
+        table_address=_address("table", raw),
+        scoring_address=_address("scoring", raw),
+        rules_address=_address("rules", raw),
+        bot_address=_address("bot", raw),
     )
     if settings.jwks_url and settings.jwks_file:
         raise ConfigError("set jwks_url or jwks_file, not both")
     return settings
+
+
+def _address(peer: str, raw: Callable[[str], str | None]) -> str:
+    """The ``peer`` service's gRPC target: as set, else localhost on its default port."""
+    return raw(f"{peer}_address") or f"127.0.0.1:{SERVICE_PORTS[peer][0]}"
 
 
 def _bool(name: str, value: str | None, *, default: bool) -> bool:
@@ -212,6 +236,7 @@ def settings_for_tests(service: str = "test", **changes: object) -> Settings:
 
 
 __all__: Sequence[str] = (
+    "PEERS",
     "SERVICE_PORTS",
     "SETTINGS",
     "ConfigError",

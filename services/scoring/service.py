@@ -83,13 +83,13 @@ def access_policy() -> AccessPolicy:
 ACCESS: Final = access_policy()
 
 HANDS_RECORDED: Final = Counter(
-    "okey101_scoring_hands_recorded_total", "Hands recorded (first deliveries only)."
+    "okey_scoring_hands_recorded_total", "Hands recorded (first deliveries only)."
 )
 MATCHES_RECORDED: Final = Counter(
-    "okey101_scoring_matches_recorded_total", "Matches recorded (first deliveries only)."
+    "okey_scoring_matches_recorded_total", "Matches recorded (first deliveries only)."
 )
 DUPLICATE_DELIVERIES: Final = Counter(
-    "okey101_scoring_duplicate_deliveries_total",
+    "okey_scoring_duplicate_deliveries_total",
     "Hand and match deliveries answered from what was already recorded.",
 )
 

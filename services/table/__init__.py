@@ -1,0 +1,1 @@
+"""The table service: live tables, turns, timers and per-seat streams."""
