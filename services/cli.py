@@ -3,6 +3,7 @@
     okey101 best-opening --rules oyna --indicator Y5 R7 R8 Y6 ...
     okey101 scenario run FILE [--json] | okey101 scenario check PATH...
     okey101 up
+    okey101 migrate SERVICE [--check [--wait SECONDS]]
     okey101 bench solver --hands 2000 [--seed 0] [--json]
     okey101 bench engine --hands 200 [--json]
 
@@ -316,6 +317,114 @@ def _up(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------------------------
+# migrate: a service's own Alembic history, as the cluster's migration Job runs it
+
+#: The settings ``migrate`` reads (flags, ``OKEY_<SERVICE>_*`` and ``OKEY_*`` as ``serve`` does).
+_MIGRATE_SETTINGS = ("database_url", "local_mode", "var_dir")
+
+
+def _add_migrate(commands: Commands) -> None:
+    from okey101.platform.config import SETTINGS
+
+    parser = commands.add_parser(
+        "migrate",
+        help="bring a service's database to its newest migration (the cluster's migration Job)",
+        description="Upgrade SERVICE's database to the head of its own Alembic history (what the "
+        "service also does at start), or with --check only tell whether it is there: exit 0 if "
+        "it is, 1 if not (or the database cannot be reached), 2 for a service without a history.",
+    )
+    parser.add_argument("service", metavar="SERVICE", help="a service with a database")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="migrate nothing: exit 0 if the database is at the newest revision, else 1",
+    )
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="with --check, keep checking for up to SECONDS (an init container waiting for the "
+        "migration Job)",
+    )
+    for spec in SETTINGS:
+        if spec.name in _MIGRATE_SETTINGS:
+            parser.add_argument(spec.flag, dest=spec.name, default=None, help=spec.help)
+    parser.set_defaults(handler=_migrate)
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from okey101.platform.config import ConfigError, load_settings
+    from okey101.platform.database import database_url, migrations_path, run_migrations
+
+    service: str = args.service
+    if service not in SERVICES:
+        raise CommandError(f"there is no service called '{service}': {', '.join(SERVICES)}")
+    try:
+        migrations_path(service)
+        flags = {name: getattr(args, name) for name in _MIGRATE_SETTINGS}
+        url = database_url(service, load_settings(service, flags))
+    except ImportError:
+        raise CommandError(f"the {service} service is not built yet") from None
+    except ConfigError as error:
+        raise CommandError(str(error)) from None
+    if not args.check:
+        try:
+            asyncio.run(run_migrations(service, url))
+        except (OSError, SQLAlchemyError) as error:
+            print(f"{PROG} migrate {service}: {' '.join(str(error).split())}", file=sys.stderr)
+            return 1
+        print(f"{service}: migrated to {_head_revisions(service)}")
+        return 0
+    deadline = time.monotonic() + max(args.wait, 0.0)
+    while True:
+        try:
+            current = asyncio.run(_current_revisions(service, url))
+            reason = f"at {current or 'no revision'}, head is {_head_revisions(service)}"
+            if current == _head_revisions(service):
+                print(f"{service}: at the head revision {current}")
+                return 0
+        except (OSError, SQLAlchemyError) as error:
+            reason = f"cannot read the database: {' '.join(str(error).split())}"
+        if time.monotonic() >= deadline:
+            print(f"{PROG} migrate {service}: not migrated ({reason})", file=sys.stderr)
+            return 1
+        time.sleep(min(2.0, max(deadline - time.monotonic(), 0.0)))
+
+
+def _head_revisions(service: str) -> str:
+    from alembic.script import ScriptDirectory
+
+    from okey101.platform.database import alembic_config
+
+    return ",".join(sorted(ScriptDirectory.from_config(alembic_config(service)).get_heads()))
+
+
+async def _current_revisions(service: str, url: str) -> str:
+    from alembic.runtime.migration import MigrationContext
+    from sqlalchemy import Connection
+
+    from okey101.platform.database import create_engine, version_table
+
+    engine = create_engine(url)
+    try:
+        async with engine.connect() as connection:
+
+            def heads(sync_connection: Connection) -> str:
+                options = {"version_table": version_table(service)}
+                context = MigrationContext.configure(sync_connection, opts=options)
+                return ",".join(sorted(context.get_current_heads()))
+
+            return await connection.run_sync(heads)
+    finally:
+        await engine.dispose()
+
+
+# --------------------------------------------------------------------------------------------
 # bench: a group of benchmarks, one subcommand each.
 
 
@@ -475,6 +584,60 @@ def _positive_int(text: str) -> int:
     return value
 
 
+# --------------------------------------------------------------------------------------------
+# verify-deal
+
+
+def _add_verify_deal(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "verify-deal",
+        help="recompute a hand's deck from its fairness inputs (docs/fair-deals.md)",
+        description="Recompute the deck order of a hand from its table id, hand number, revealed "
+        "server seed and player seeds, and check it against the published commitment and, given "
+        "--deck, the deck the hand was dealt from. Prints JSON; exit 1 if a check fails.",
+    )
+    parser.add_argument("--table-id", required=True)
+    parser.add_argument("--hand-number", required=True, type=_positive_int)
+    parser.add_argument("--server-seed", required=True, help="the revealed server seed, hex")
+    parser.add_argument(
+        "--player-seed",
+        action="append",
+        default=[],
+        metavar="SEAT:HEX",
+        help="a seat's seed, e.g. 0:0011223344556677 (repeat per seat)",
+    )
+    parser.add_argument("--commitment", help="the published SHA-256 commitment, hex")
+    parser.add_argument("--deck", nargs="+", type=int, metavar="ID", help="the dealt deck's ids")
+    parser.set_defaults(handler=_verify_deal)
+
+
+def _verify_deal(args: argparse.Namespace) -> int:
+    from okey101.engine.fair_deal import commitment, deck_order, parse_seed
+
+    server = parse_seed(args.server_seed, field="--server-seed", server=True)
+    seeds: list[bytes | None] = [None, None, None, None]
+    for given in args.player_seed:
+        seat, _, text = given.partition(":")
+        if seat not in ("0", "1", "2", "3") or not text:
+            raise CommandError(f"--player-seed is SEAT:HEX with a seat 0-3, not {given!r}")
+        seeds[int(seat)] = parse_seed(text, field="--player-seed")
+    deck = deck_order(args.table_id, args.hand_number, server, seeds)
+    report: dict[str, object] = {
+        "commitment": commitment(server),
+        "deck_tile_ids": [tile.id for tile in deck],
+        "deck": [str(tile) for tile in deck],
+    }
+    ok = True
+    if args.commitment is not None:
+        report["commitment_matches"] = args.commitment.lower() == report["commitment"]
+        ok = ok and bool(report["commitment_matches"])
+    if args.deck is not None:
+        report["deck_matches"] = list(args.deck) == report["deck_tile_ids"]
+        ok = ok and bool(report["deck_matches"])
+    print(json.dumps(report))
+    return 0 if ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Okey 101: engine tools.")
     parser.add_argument(
@@ -485,7 +648,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scenario(commands)
     _add_serve(commands)
     _add_up(commands)
+    _add_migrate(commands)
     _add_bench(commands)
+    _add_verify_deal(commands)
     return parser
 
 

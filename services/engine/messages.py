@@ -295,6 +295,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "A deck must hold all 106 tiles once each.",
         "tr": "Bir deste 106 taşın her birini bir kez içermelidir.",
     },
+    "BAD_SEED": {
+        "en": "{field} must be a seed in hex: 64 digits for a server seed, 16 to 64 for a "
+        "player's.",
+        "tr": "{field} onaltılık bir tohum olmalı: sunucu tohumu için 64, oyuncu tohumu için "
+        "16-64 hane.",
+    },
     "MATCH_OVER": {
         "en": "This match is over.",
         "tr": "Bu maç bitti.",
