@@ -65,6 +65,12 @@ class Settings:
     scoring_address: str = "127.0.0.1:50053"
     rules_address: str = "127.0.0.1:50054"
     bot_address: str = "127.0.0.1:50055"
+    # The lobby's own: token lifetimes, the JWKS over HTTP, quick match and tournaments.
+    access_token_seconds: float = 900.0
+    refresh_token_seconds: float = 30 * 24 * 3600.0
+    jwks_port: int = 9106
+    quick_match_wait_seconds: float = 30.0
+    tournament_lease_seconds: float = 15.0
 
     def replace(self, **changes: object) -> Settings:
         """A copy with some settings changed (tests use port 0 and short drains)."""
@@ -100,6 +106,19 @@ SETTINGS: tuple[_Spec, ...] = (
     *(
         _Spec(f"{peer}_address", f"--{peer}-address", f"gRPC target of the {peer} service")
         for peer in ("lobby", "table", "scoring", "rules", "bot")
+    ),
+    _Spec("access_token_seconds", "--access-token-seconds", "lobby: access token lifetime"),
+    _Spec("refresh_token_seconds", "--refresh-token-seconds", "lobby: refresh token lifetime"),
+    _Spec("jwks_port", "--jwks-port", "lobby: HTTP port of the JWKS (/.well-known/jwks.json)"),
+    _Spec(
+        "quick_match_wait_seconds",
+        "--quick-match-wait-seconds",
+        "lobby: how long a quick-match ticket waits before bots fill the empty seats",
+    ),
+    _Spec(
+        "tournament_lease_seconds",
+        "--tournament-lease-seconds",
+        "lobby: how long a pod's lease on a tournament lasts without renewal",
     ),
 )
 
@@ -171,6 +190,17 @@ def load_settings(
         scoring_address=_address("scoring", raw),
         rules_address=_address("rules", raw),
         bot_address=_address("bot", raw),
+        access_token_seconds=_positive("access_token_seconds", raw("access_token_seconds"), 900.0),
+        refresh_token_seconds=_positive(
+            "refresh_token_seconds", raw("refresh_token_seconds"), 30 * 24 * 3600.0
+        ),
+        jwks_port=_port("jwks_port", raw("jwks_port"), 9106),
+        quick_match_wait_seconds=_seconds(
+            "quick_match_wait_seconds", raw("quick_match_wait_seconds"), 30.0
+        ),
+        tournament_lease_seconds=_positive(
+            "tournament_lease_seconds", raw("tournament_lease_seconds"), 15.0
+        ),
     )
     if settings.jwks_url and settings.jwks_file:
         raise ConfigError("set jwks_url or jwks_file, not both")
@@ -214,6 +244,13 @@ def _seconds(name: str, value: str | None, default: float) -> float:
         raise ConfigError(f"{name} must be a number of seconds, not {value!r}") from None
     if not seconds >= 0:  # negative or NaN
         raise ConfigError(f"{name} must be zero or more seconds, not {value!r}")
+    return seconds
+
+
+def _positive(name: str, value: str | None, default: float) -> float:
+    seconds = _seconds(name, value, default)
+    if seconds <= 0:
+        raise ConfigError(f"{name} must be more than zero seconds, not {value!r}")
     return seconds
 
 
