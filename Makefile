@@ -8,7 +8,7 @@ PROTOS := $(wildcard protos/okey/v1/*.proto)
 GEN := build/gen
 GEN_STAMP := $(GEN)/.generated
 
-.PHONY: help install gen run test lint typecheck unit bench clean
+.PHONY: help install gen run test lint typecheck unit bench clean k8s
 
 help:
 	@echo "make run    set up and start the stack (services arrive issue by issue)"
@@ -16,6 +16,7 @@ help:
 	@echo "make lint   ruff, mypy and buf lint only"
 	@echo "make gen    generate the gRPC code from protos/ into build/gen"
 	@echo "make bench  benchmarks that print figures"
+	@echo "make k8s    render every k8s/ overlay into build/k8s/<overlay>.yaml"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +46,7 @@ lint: install
 	$(BIN)/ruff check services tests
 	$(BIN)/mypy -p okey101
 	$(BIN)/buf lint
+	$(BIN)/hadolint Dockerfile
 
 # pytest's exit 5 means it collected no tests: say so rather than fail the build.
 unit: install
@@ -62,6 +64,21 @@ bench: install
 	$(BIN)/okey101 bench bots --deals 2000 --candidate hard --reference normal --json
 	$(BIN)/okey101 bench bots --deals 2000 --candidate normal --reference easy --json
 	$(BIN)/okey101 bench bots --deals 2000 --candidate easy --reference random --json
+
+# The Kubernetes manifests: each overlay rendered with `kubectl kustomize` (the pinned kubectl of
+# the `k8s` extra when installed, else the machine's; .ci/run installs it where there is none).
+# The dev overlay's secrets are generated once, locally, into k8s/overlays/dev/secrets/.
+K8S_OVERLAYS := dev prod
+KUBECTL = $(or $(wildcard $(BIN)/kubectl),$(shell command -v kubectl 2>/dev/null))
+
+k8s: install
+	@test -n "$(KUBECTL)" || { echo "kubectl not found: $(BIN)/pip install -e '.[k8s]'"; exit 1; }
+	$(BIN)/python k8s/overlays/dev/make_secrets.py k8s/overlays/dev/secrets
+	mkdir -p build/k8s
+	for overlay in $(K8S_OVERLAYS); do \
+		$(KUBECTL) kustomize k8s/overlays/$$overlay > build/k8s/$$overlay.yaml || exit 1; \
+		echo "build/k8s/$$overlay.yaml"; \
+	done
 
 clean:
 	rm -rf $(VENV) build .mypy_cache .ruff_cache .pytest_cache
