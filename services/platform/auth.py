@@ -273,6 +273,11 @@ class JwksVerifier:
 
     async def verify_fresh(self, token: str) -> Claims:
         """``verify``, re-reading the JWKS first if the token names a key not yet known."""
+        if token in self._verified:
+            # Verified with a key still known (the memory is cleared when keys change): reading
+            # the header again would cost more than the rest of the check; ``verify`` still
+            # checks the expiry.
+            return self.verify(token)
         kid = _kid_of(token)
         if (
             kid is not None
