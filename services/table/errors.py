@@ -1,0 +1,191 @@
+"""The table service's own error codes, their statuses and their sentences (English, Turkish).
+
+The class gives the status (``platform.errors``): ``Invalid`` INVALID_ARGUMENT, ``Conflict``
+FAILED_PRECONDITION, ``Missing`` NOT_FOUND, ``Denied`` PERMISSION_DENIED, ``Stale`` ABORTED,
+``NotReady`` UNAVAILABLE. Codes the platform or the engine own (TABLE_NOT_FOUND, NOT_YOUR_SEAT,
+STALE_VERSION, NOT_YOUR_TURN, ...) render from their catalogues.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Final
+
+from okey101.engine.errors import InvalidInput, OkeyError, RuleViolation
+from okey101.platform.errors import Aborted, NotFound, PermissionDenied, Unavailable
+from okey101.platform.messages import render as render_platform
+
+CATALOGUE: dict[str, dict[str, str]] = {
+    # Malformed requests.
+    "FIELD_REQUIRED": {
+        "en": "The request needs {field}.",
+        "tr": "İstekte {field} alanı olmalı.",
+    },
+    "SEQUENCE_AHEAD": {
+        "en": "Sequence number {after_sequence} is ahead of the table's last event "
+        "({last_sequence}).",
+        "tr": "{after_sequence} sıra numarası masanın son olayından ({last_sequence}) ileride.",
+    },
+    "PAGE_TOKEN_INVALID": {
+        "en": "The page token is not one this call gave for the same request; start again from "
+        "the first page.",
+        "tr": "Sayfa anahtarı bu istek için verilmiş bir anahtar değil; ilk sayfadan yeniden "
+        "başlayın.",
+    },
+    # State conflicts.
+    "SEAT_TAKEN": {
+        "en": "Seat {seat} is taken.",
+        "tr": "{seat} numaralı koltuk dolu.",
+    },
+    "NO_FREE_SEAT": {
+        "en": "Every seat at this table is taken.",
+        "tr": "Bu masadaki bütün koltuklar dolu.",
+    },
+    "ALREADY_SEATED": {
+        "en": "You already sit at seat {seat} of this table.",
+        "tr": "Bu masada zaten {seat} numaralı koltukta oturuyorsunuz.",
+    },
+    "NOT_SEATED": {
+        "en": "You do not sit at this table.",
+        "tr": "Bu masada oturmuyorsunuz.",
+    },
+    "SEATS_EMPTY": {
+        "en": "Seats {seats} are empty: fill them (or start with bots).",
+        "tr": "{seats} numaralı koltuklar boş: doldurun (ya da botlarla başlatın).",
+    },
+    "ALREADY_STARTED": {
+        "en": "The match at this table has already started.",
+        "tr": "Bu masadaki maç zaten başladı.",
+    },
+    "TABLE_FINISHED": {
+        "en": "The match at this table is over.",
+        "tr": "Bu masadaki maç bitti.",
+    },
+    "TABLE_CLOSED": {
+        "en": "This table is closed.",
+        "tr": "Bu masa kapatıldı.",
+    },
+    "TABLE_NOT_PLAYING": {
+        "en": "The match at this table is not being played.",
+        "tr": "Bu masada oynanan bir maç yok.",
+    },
+    "HAND_NOT_IN_PLAY": {
+        "en": "No hand is in play at this table just now; the next one is being dealt.",
+        "tr": "Bu masada şu anda oynanan bir el yok; sıradaki el dağıtılıyor.",
+    },
+    "HAND_IN_PLAY": {
+        "en": "Hand {hand_id} is still in play: its record opens when it ends.",
+        "tr": "{hand_id} eli hâlâ oynanıyor: kaydı el bitince açılır.",
+    },
+    "SEAT_NOT_RESERVED_FOR_YOU": {
+        "en": "Seat {seat} is reserved for another player.",
+        "tr": "{seat} numaralı koltuk başka bir oyuncuya ayrıldı.",
+    },
+    # Permissions.
+    "NOT_THE_HOST": {
+        "en": "Only the table's host may do this.",
+        "tr": "Bunu yalnızca masanın sahibi yapabilir.",
+    },
+    "BAD_INVITE_CODE": {
+        "en": "That invite code does not open this table.",
+        "tr": "Bu davet kodu bu masayı açmıyor.",
+    },
+    "PRIVATE_TABLE": {
+        "en": "This table is private: only its players may watch it.",
+        "tr": "Bu masa özel: yalnızca oyuncuları izleyebilir.",
+    },
+    "NOT_AT_HAND": {
+        "en": "You did not sit at hand {hand_id}.",
+        "tr": "{hand_id} elinde oturmadınız.",
+    },
+    # Dependencies.
+    "RULES_UNAVAILABLE": {
+        "en": "The rules service cannot be reached just now; try again.",
+        "tr": "Kural servisine şu anda ulaşılamıyor; tekrar deneyin.",
+    },
+    "BOT_UNAVAILABLE": {
+        "en": "The bot service cannot be reached just now; try again.",
+        "tr": "Bot servisine şu anda ulaşılamıyor; tekrar deneyin.",
+    },
+    "DATABASE_UNAVAILABLE": {
+        "en": "The table database cannot be reached just now; try again.",
+        "tr": "Masa veritabanına şu anda ulaşılamıyor; tekrar deneyin.",
+    },
+}
+
+REQUEST_ID: Final = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+ID_LENGTH: Final = 128
+
+
+def render(code: str, language: str, params: Mapping[str, object]) -> str:
+    """The sentence for ``code``: this catalogue first, then the platform's and the engine's."""
+    entry = CATALOGUE.get(code)
+    if entry is None:
+        return render_platform(code, language, params)
+    template = entry.get(language, entry["en"])
+    return template.format_map(_Lenient(params))
+
+
+class _Lenient(dict[str, object]):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+class _Catalogued(OkeyError):
+    def message(self, language: str = "en") -> str:
+        return render(self.code, language, self.params)
+
+
+class Invalid(_Catalogued, InvalidInput):
+    """Malformed input: INVALID_ARGUMENT."""
+
+
+class Conflict(_Catalogued, RuleViolation):
+    """Well formed, but the table's state does not allow it now: FAILED_PRECONDITION."""
+
+
+class Missing(_Catalogued, NotFound):
+    """No such table or hand: NOT_FOUND."""
+
+
+class Denied(_Catalogued, PermissionDenied):
+    """Someone else's seat, or a table the caller may not see: PERMISSION_DENIED."""
+
+
+class Stale(_Catalogued, Aborted):
+    """Decided on a state that has since changed: ABORTED."""
+
+
+class NotReady(_Catalogued, Unavailable):
+    """A dependency cannot be reached: UNAVAILABLE (retry with the same request id)."""
+
+
+def check_request_id(value: str) -> str:
+    if not value:
+        raise Invalid("FIELD_REQUIRED", field="request_id")
+    if not REQUEST_ID.fullmatch(value):
+        raise Invalid("BAD_FIELD", field="request_id", value=value[:70])
+    return value
+
+
+def check_id(value: str, field: str) -> str:
+    if not value:
+        raise Invalid("FIELD_REQUIRED", field=field)
+    if len(value) > ID_LENGTH or not value.isprintable():
+        raise Invalid("BAD_FIELD", field=field, value=value[:70])
+    return value
+
+
+__all__ = [
+    "CATALOGUE",
+    "Conflict",
+    "Denied",
+    "Invalid",
+    "Missing",
+    "NotReady",
+    "Stale",
+    "check_id",
+    "check_request_id",
+    "render",
+]
