@@ -1,0 +1,977 @@
+"""The terminal client: a Textual app that plays (or watches) one table through the public API.
+
+The screen, top to bottom: the four seats (name, tiles held, opening, penalties, last discard,
+match total; the seat to move highlighted), the state line (whose turn, the phase, seconds left
+to SeatView.turn_deadline, the stock, the indicator and the okey, the tile that may be taken),
+the melds on the table with their owners beside a log of what happened, the player's rack in two
+rows (okeys ★, false jokers ◆, playable tiles underlined, +101 discards marked !), what the
+selection is worth (from RulesService), and the last message (a rejection shows the server's
+sentence). Modal screens ask before a +101 discard, pick a meld for a lay-off or an okey taken
+back, and show the score sheet after every hand and the result at the end of the match.
+
+The app talks to its table through a ``TablePort`` (``session.TableSession`` in real use), fed by
+a resumable WatchTable stream: the stream's views and Act's answers are shown as they come, and
+an event the shown view does not include yet has a fresh view fetched (GetSeatView).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from typing import ClassVar, Protocol
+
+import grpc
+import grpc.aio
+from okey.v1 import common_pb2, rules_pb2, scoring_pb2, table_pb2
+from rich.console import Group as RichGroup
+from rich.style import Style
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import DataTable, Footer, OptionList, RichLog, Static
+from textual.widgets.option_list import Option
+
+from okey101.client import moves
+from okey101.client.errors import RETRYABLE, Rejection
+from okey101.client.i18n import Strings
+from okey101.client.model import SheetRow, TableModel, rows_from_results, sheet_rows
+from okey101.client.render import (
+    TILE_WIDTH,
+    face_name,
+    meld_text,
+    okey_tile,
+    rack_tile_text,
+    tile_text,
+    tiles_plain,
+)
+from okey101.client.resume import Reconnecting
+from okey101.engine.actions import End
+
+
+class TablePort(Protocol):
+    """What the screen needs from its table (``session.TableSession`` provides it)."""
+
+    table_id: str
+    seat: int | None
+
+    def watch(
+        self, *, on_reconnect: Callable[[Reconnecting], None] | None = None
+    ) -> AsyncIterable[table_pb2.WatchTableResponse]: ...
+
+    async def act(
+        self, actions: Sequence[common_pb2.Action], state_version: int
+    ) -> table_pb2.ActResponse: ...
+
+    async def seat_view(self) -> common_pb2.SeatView: ...
+
+    async def get_table(self) -> common_pb2.Table: ...
+
+    async def validate_melds(
+        self, view: common_pb2.SeatView, groups: Sequence[common_pb2.TileGroup]
+    ) -> rules_pb2.ValidateMeldsResponse: ...
+
+    async def validate_opening(
+        self, view: common_pb2.SeatView, groups: Sequence[common_pb2.TileGroup]
+    ) -> rules_pb2.ValidateOpeningResponse: ...
+
+    async def best_opening(self, view: common_pb2.SeatView) -> rules_pb2.BestOpeningResponse: ...
+
+    async def score_sheet_through(
+        self, match_id: str, hand_number: int
+    ) -> scoring_pb2.ScoreSheet | None: ...
+
+
+#: Given a way to report progress ("Logging in…"), find a table and return its port.
+Connect = Callable[[Callable[[str], None]], Awaitable[TablePort]]
+
+_KIND_KEYS = {
+    common_pb2.MELD_KIND_RUN: "kind_run",
+    common_pb2.MELD_KIND_SET: "kind_set",
+    common_pb2.MELD_KIND_PAIR: "kind_pair",
+}
+_PHASE_KEYS = {
+    common_pb2.PHASE_FIRST: "phase_first",
+    common_pb2.PHASE_DRAW: "phase_draw",
+    common_pb2.PHASE_PLAY: "phase_play",
+    common_pb2.PHASE_ENDED: "phase_ended",
+}
+_MOVE_ACTIONS = frozenset(
+    {
+        "draw",
+        "take",
+        "select_tile",
+        "group",
+        "clear",
+        "open",
+        "meld",
+        "lay_off",
+        "take_okey",
+        "discard",
+        "best",
+        "sort",
+        "give_back",
+        "show_indicator",
+        "cursor",
+        "shift",
+    }
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Widgets
+
+
+class SeatBox(Static):
+    """One seat as everyone sees it."""
+
+    DEFAULT_CSS = """
+    SeatBox { width: 1fr; height: 6; border: round $panel; padding: 0 1; }
+    SeatBox.to-move { border: round $warning; }
+    SeatBox.mine { background: $boost; }
+    """
+
+    def show(self, view: common_pb2.SeatView, model: TableModel, seat: int) -> None:
+        s = model.strings
+        public = view.seats[seat] if seat < len(view.seats) else common_pb2.SeatPublic(seat=seat)
+        occupant = public.occupant
+        title = Text(model.name(seat), style="bold")
+        if occupant.kind == common_pb2.OCCUPANT_KIND_BOT:
+            title.append(f" ({s('bot')})", style="dim")
+        if occupant.away:
+            title.append(f" ({s('away')})", style="yellow")
+        if view.dealer == seat:
+            title.append(f" · {s('dealer_mark')}", style="dim")
+        lines = [title]
+        total = view.match_totals[seat] if seat < len(view.match_totals) else 0
+        lines.append(
+            Text(f"{s('tile_count', count=public.tile_count)} · {s('match_total', points=total)}")
+        )
+        opened = {
+            common_pb2.OPENING_KIND_RUNS: s("opened_runs"),
+            common_pb2.OPENING_KIND_PAIRS: s("opened_pairs"),
+        }.get(public.opened_as, s("not_opened"))
+        line = Text(opened)
+        if public.penalty_points:
+            line.append(" · ")
+            line.append(s("penalty_points", points=public.penalty_points), style="red")
+        lines.append(line)
+        if public.discards:
+            discard = Text(s("last_discard", tile="").rstrip() + " ")
+            discard.append_text(tile_text(public.discards[-1]))
+        else:
+            discard = Text(s("no_discard"), style="dim")
+        lines.append(discard)
+        self.update(RichGroup(*lines))
+        to_move = view.turn == seat and view.phase != common_pb2.PHASE_ENDED
+        self.set_class(to_move, "to-move")
+        self.set_class(view.HasField("seat") and view.seat == seat, "mine")
+
+
+class RackView(Widget):
+    """The player's rack in two rows, with the cursor and the selection marks under it."""
+
+    DEFAULT_CSS = """
+    RackView { height: 6; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.rack = moves.Rack()
+        self.view: common_pb2.SeatView | None = None
+        self.note = ""
+
+    def render(self) -> Text:
+        if self.view is None or not self.view.HasField("seat"):
+            return Text(self.note, style="dim")
+        by_id = {item.tile.id: item for item in self.view.rack}
+        marks = self.rack.marks()
+        out = Text()
+        for start in range(0, max(len(self.rack.order), 1), moves.ROW):
+            row = self.rack.order[start : start + moves.ROW]
+            tiles = Text()
+            under = Text()
+            for place, tile_id in enumerate(row, start=start):
+                item = by_id.get(tile_id)
+                if item is None:
+                    continue
+                cell = rack_tile_text(item, width=TILE_WIDTH)
+                if place == self.rack.cursor:
+                    cell.stylize(Style(reverse=True))
+                tiles.append_text(cell)
+                tiles.append(" ")
+                mark = marks.get(tile_id, "")
+                if place == self.rack.cursor and not mark:
+                    mark = "^"
+                under.append(mark.ljust(TILE_WIDTH + 1), style="bold green" if mark != "^" else "")
+            out.append_text(tiles)
+            out.append("\n")
+            out.append_text(under)
+            out.append("\n")
+        return out
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A yes/no question (a discard that costs +101)."""
+
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > Vertical { width: 60; height: auto; border: thick $warning; padding: 1 2;
+                               background: $surface; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y,e,enter", "answer(True)", show=False),
+        Binding("n,h,escape", "answer(False)", show=False),
+    ]
+
+    def __init__(self, question: str, yes: str, no: str) -> None:
+        super().__init__()
+        self.question, self.yes, self.no = question, yes, no
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.question, id="question")
+            yield Static(f"{self.yes}    {self.no}", id="answers")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+
+class PickMeldScreen(ModalScreen[moves.MeldChoice | None]):
+    """Which table meld (and which end of a run) a tile goes to."""
+
+    DEFAULT_CSS = """
+    PickMeldScreen { align: center middle; }
+    PickMeldScreen > Vertical { width: 70; height: auto; max-height: 80%; border: thick $accent;
+                                padding: 0 1; background: $surface; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", show=False)]
+
+    def __init__(self, prompt: str, choices: Sequence[tuple[moves.MeldChoice, Text]]) -> None:
+        super().__init__()
+        self.prompt = prompt
+        self.choices = list(choices)
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.prompt)
+            yield OptionList(
+                *(Option(label, id=str(i)) for i, (_, label) in enumerate(self.choices))
+            )
+
+    @on(OptionList.OptionSelected)
+    def chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.choices[event.option_index][0])
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ScoreSheetScreen(ModalScreen[None]):
+    """The score sheet after a hand (and the match result once it has ended)."""
+
+    DEFAULT_CSS = """
+    ScoreSheetScreen { align: center middle; }
+    ScoreSheetScreen > Vertical { width: 96; height: auto; max-height: 90%; border: thick $primary;
+                                  padding: 0 1; background: $surface; }
+    ScoreSheetScreen DataTable { height: auto; max-height: 20; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter,escape,space", "close", show=False),
+        Binding("q", "quit_app", show=False),
+    ]
+
+    def __init__(
+        self,
+        title: str,
+        names: Sequence[str],
+        rows: Sequence[SheetRow],
+        strings: Strings,
+        notes: Sequence[str] = (),
+    ) -> None:
+        super().__init__()
+        self.title_text = title
+        self.names = list(names)
+        self.rows = list(rows)
+        self.strings = strings
+        self.notes = list(notes)
+
+    def compose(self) -> ComposeResult:
+        s = self.strings
+        with Vertical():
+            yield Static(Text(self.title_text, style="bold"))
+            table: DataTable[str] = DataTable(show_cursor=False, zebra_stripes=True)
+            table.can_focus = False  # Enter closes the sheet rather than selecting a cell
+            table.add_column(s("sheet_hand"))
+            for name in self.names:
+                table.add_column(name)
+            table.add_column("")
+            for row in self.rows:
+                cells = [
+                    f"{points:+d} = {total}" if index < len(row.totals) else f"{points:+d}"
+                    for index, (points, total) in enumerate(
+                        zip(row.points, row.totals or row.points, strict=False)
+                    )
+                ]
+                table.add_row(str(row.hand_number), *cells, row.note)
+            if self.rows:
+                last = self.rows[-1].totals
+                table.add_row(s("sheet_total"), *(str(total) for total in last), "")
+            yield table
+            for note in self.notes:
+                yield Static(note)
+            yield Static(Text(s("sheet_continue"), style="dim"))
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_quit_app(self) -> None:
+        self.app.exit(0)
+
+
+# --------------------------------------------------------------------------------------------
+# The app
+
+
+class OkeyApp(App[int]):
+    """Plays (``spectator=False``) or watches one table."""
+
+    CSS = """
+    Screen { layout: vertical; }
+    #title { height: 1; background: $primary; color: $text; padding: 0 1; }
+    #seats { height: 6; }
+    #state { height: 1; padding: 0 1; background: $boost; }
+    #middle { height: 1fr; min-height: 5; }
+    #melds-box { width: 3fr; border: round $panel; }
+    #log { width: 2fr; border: round $panel; }
+    #legend { height: 1; padding: 0 1; color: $text-muted; }
+    #selection { height: auto; max-height: 4; padding: 0 1; }
+    #message { height: auto; max-height: 2; padding: 0 1; color: $warning; }
+    """
+
+    def __init__(
+        self,
+        connect: Connect,
+        strings: Strings,
+        *,
+        spectator: bool = False,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        check_delay: float = 0.15,
+    ) -> None:
+        super().__init__()
+        self.connect = connect
+        self.strings = strings
+        self.spectator = spectator
+        self.clock = clock
+        self.check_delay = check_delay
+        self.port: TablePort | None = None
+        self.model = TableModel(strings, None)
+        self.match_id = ""
+        self.message = ""
+        self.selection_text: Text = Text()
+        self._refreshing = False
+        self._sort_by_number = False
+        self._sheet_shown: set[int] = set()
+        self._busy = False
+        #: Every Act sent, in order (the tests read what a key press sent).
+        self.sent: list[list[common_pb2.Action]] = []
+        self.title = strings("title")
+        self._bind_keys()
+
+    def _bind_keys(self) -> None:
+        s = self.strings
+        self.bind("q", "quit_client", description=s("key_quit"))
+        self.bind("p", "sheet", description=s("key_sheet"))
+        if self.spectator:
+            return
+        self.bind("d", "draw", description=s("key_draw"))
+        self.bind("t", "take", description=s("key_take"))
+        self.bind("space", "select_tile", description=s("key_select"))
+        self.bind("g", "group", description=s("key_group"))
+        self.bind("o", "open", description=s("key_open"))
+        self.bind("m", "meld", description=s("key_meld"))
+        self.bind("l", "lay_off", description=s("key_lay_off"))
+        self.bind("k", "take_okey", description=s("key_take_okey"))
+        self.bind("x", "discard", description=s("key_discard"))
+        self.bind("a", "best", description=s("key_best"))
+        self.bind("c", "clear", description=s("key_clear"))
+        self.bind("s", "sort", description=s("key_sort"))
+        self.bind("b", "give_back", description=s("key_give_back"))
+        self.bind("i", "show_indicator", description=s("key_show_indicator"))
+        self.bind("left", "cursor(-1)", show=False)
+        self.bind("right", "cursor(1)", show=False)
+        self.bind("up", f"cursor(-{moves.ROW})", show=False)
+        self.bind("down", f"cursor({moves.ROW})", show=False)
+        self.bind("shift+left,comma", "shift(-1)", show=False)
+        self.bind("shift+right,full_stop", "shift(1)", show=False)
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.strings("logging_in"), id="title")
+        with Horizontal(id="seats"):
+            for seat in range(4):
+                yield SeatBox(id=f"seat-{seat}")
+        yield Static("", id="state")
+        with Horizontal(id="middle"):
+            with VerticalScroll(id="melds-box"):
+                yield Static("", id="melds")
+            yield RichLog(id="log", wrap=True, markup=False)
+        yield Static("", id="legend")
+        yield RackView(id="rack")
+        yield Static("", id="selection")
+        yield Static("", id="message")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(RackView).note = self.strings("logging_in")
+        self.set_interval(0.5, self._tick)
+        self.run_worker(self._follow(), name="follow", group="follow", exit_on_error=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        view = self.model.view
+        if action == "give_back":
+            return bool(
+                view is not None
+                and view.rules.left_discard == common_pb2.LEFT_DISCARD_POLICY_GIVE_BACK_FOR_PENALTY
+            )
+        if action == "show_indicator":
+            return bool(view is not None and view.rules.indicator_show_points != 0)
+        return not (self.spectator and action in _MOVE_ACTIONS)
+
+    # Following the table -----------------------------------------------------------------------
+
+    async def _follow(self) -> None:
+        try:
+            port = await self.connect(self._progress)
+        except grpc.aio.AioRpcError as error:
+            self.exit(1, message=Rejection.of(error).message)
+            return
+        except (TimeoutError, OSError, RuntimeError) as error:
+            self.exit(1, message=str(error))
+            return
+        self.port = port
+        self.model.seat = port.seat
+        self._progress(self.strings("waiting_for_deal"))
+        reconnecting = False
+
+        def on_reconnect(state: Reconnecting) -> None:
+            nonlocal reconnecting
+            reconnecting = True
+            reason = state.rejection.message or state.rejection.code.name
+            self.set_message(self.strings("connection_lost", reason=reason))
+
+        try:
+            async for item in port.watch(on_reconnect=on_reconnect):
+                if reconnecting:
+                    reconnecting = False
+                    self.set_message(self.strings("reconnected", sequence=self.model.last_sequence))
+                if item.HasField("view"):
+                    self.show_view(item.view)
+                elif item.HasField("event"):
+                    self.on_table_event(item.event)
+        except grpc.aio.AioRpcError as error:
+            self.set_message(self.strings("rejected", message=Rejection.of(error).message))
+            return
+        self.set_message(self.strings("table_closed"))
+
+    def _progress(self, text: str) -> None:
+        self.query_one("#title", Static).update(Text(f"{self.strings('title')} · {text}"))
+        rack = self.query_one(RackView)
+        rack.note = text
+        rack.refresh()
+
+    def show_view(self, view: common_pb2.SeatView) -> None:
+        """Show ``view`` if it is the newest seen."""
+        if not self.model.on_view(view):
+            return
+        rack = self.query_one(RackView)
+        rack.view = view
+        rack.rack.sync(moves.rack_ids(view))
+        self._render_all()
+        self._schedule_check()
+
+    def on_table_event(self, event: common_pb2.Event) -> None:
+        outcome = self.model.on_event(event)
+        log = self.query_one("#log", RichLog)
+        if self.model.log and self.model.log[-1] and _is_new_line(event):
+            log.write(self.model.log[-1])
+        if outcome.stale:
+            self._request_refresh()
+        if outcome.hand_ended:
+            self.run_worker(self._show_sheet(event.hand_number), group="sheet")
+        if outcome.match_ended:
+            self.run_worker(self._show_sheet(event.hand_number, final=True), group="sheet")
+        self._render_state()
+
+    def _request_refresh(self, *, force: bool = False) -> None:
+        if not self._refreshing:
+            self._refreshing = True
+            self.run_worker(self._refresh(force), group="refresh", exit_on_error=False)
+
+    async def _refresh(self, force: bool) -> None:
+        """Fetch views until the one shown includes every event seen (at least one when
+        ``force``: a move was refused as stale before the stream said what changed)."""
+        try:
+            while self.port is not None and (force or self.model.stale):
+                force = False
+                try:
+                    view = await self.port.seat_view()
+                except grpc.aio.AioRpcError as error:
+                    self.set_message(
+                        self.strings("unavailable", reason=Rejection.of(error).message)
+                    )
+                    await asyncio.sleep(1.0)
+                    continue
+                if view.as_of_sequence < self.model.last_sequence:
+                    # The table's read lags its stream by a moment: ask again shortly.
+                    self.show_view(view)
+                    await asyncio.sleep(0.05)
+                    continue
+                self.show_view(view)
+        finally:
+            self._refreshing = False
+
+    def _tick(self) -> None:
+        self._render_state()
+
+    # Rendering --------------------------------------------------------------------------------
+
+    def _render_all(self) -> None:
+        view = self.model.view
+        if view is None:
+            return
+        s = self.strings
+        rules = _preset_name(view.rules.preset)
+        key = "subtitle_watch" if self.spectator else "subtitle_table"
+        table_id = self.port.table_id if self.port is not None else view.table_id
+        self.query_one("#title", Static).update(
+            Text(f"{s('title')} · {s(key, table=table_id, rules=rules, hand=view.hand_number)}")
+        )
+        for seat in range(4):
+            self.query_one(f"#seat-{seat}", SeatBox).show(view, self.model, seat)
+        self._render_melds(view)
+        legend = s("legend", face=face_name(view.okey))
+        self.query_one("#legend", Static).update(Text(legend))
+        rack = self.query_one(RackView)
+        if not view.HasField("seat"):
+            rack.note = s("spectator_rack")
+        rack.refresh()
+        self._render_selection()
+        self._render_state()
+
+    def _render_melds(self, view: common_pb2.SeatView) -> None:
+        s = self.strings
+        if not view.table:
+            self.query_one("#melds", Static).update(Text(s("table_empty"), style="dim"))
+            return
+        lines = []
+        for item in view.table:
+            line = Text(f"#{item.index} {self.model.name(item.owner_seat)}: ", style="bold")
+            line.append_text(meld_text(item.meld))
+            if item.meld.value:
+                line.append(" " + s("meld_value", value=item.meld.value), style="dim")
+            lines.append(line)
+        self.query_one("#melds", Static).update(RichGroup(*lines))
+
+    def _render_state(self) -> None:
+        view = self.model.view
+        if view is None:
+            return
+        s = self.strings
+        phase = s(_PHASE_KEYS.get(view.phase, "phase_ended"))
+        if view.phase == common_pb2.PHASE_ENDED:
+            turn = Text(phase, style="bold")
+        elif view.HasField("seat") and view.turn == view.seat:
+            turn = Text("▶ " + s("turn_you", phase=phase), style="bold yellow")
+        else:
+            turn = Text(s("turn_other", name=self.model.name(view.turn), phase=phase))
+        seconds = self.model.seconds_left(self.clock())
+        if seconds is not None and view.phase != common_pb2.PHASE_ENDED:
+            turn.append(" · ")
+            turn.append(
+                s("seconds_left", seconds=seconds), style="bold red" if seconds <= 10 else "bold"
+            )
+        line = Text()
+        line.append_text(turn)
+        line.append(" │ " + s("stock", count=view.stock_count))
+        line.append(" │ " + s("indicator", tile="").rstrip() + " ")
+        line.append_text(tile_text(view.indicator))
+        line.append(" " + s("okey_is", face="").rstrip() + " ")
+        line.append_text(tile_text(okey_tile(view.okey)))
+        if view.HasField("takeable"):
+            line.append(" │ " + s("takeable", tile="").rstrip() + " ")
+            line.append_text(tile_text(view.takeable))
+        self.query_one("#state", Static).update(line)
+
+    def _render_selection(self) -> None:
+        self.query_one("#selection", Static).update(self.selection_text)
+
+    def set_message(self, text: str) -> None:
+        self.message = text
+        self.query_one("#message", Static).update(Text(text))
+
+    # The selection's worth, from RulesService ------------------------------------------------
+
+    def _schedule_check(self) -> None:
+        if self.spectator:
+            return
+        self.run_worker(self._check_selection(), group="check", exclusive=True, exit_on_error=False)
+
+    async def _check_selection(self) -> None:
+        view = self.model.view
+        rack = self.query_one(RackView).rack
+        groups = rack.all_groups()
+        s = self.strings
+        if view is None or self.port is None or not view.HasField("seat"):
+            return
+        if not groups:
+            self.selection_text = Text(s("selection_none"), style="dim")
+            self._render_selection()
+            return
+        await asyncio.sleep(self.check_delay)  # let a burst of key presses settle
+        messages = [moves.tile_group(group) for group in groups]
+        by_id = {item.tile.id: item.tile for item in view.rack}
+        try:
+            if moves.has_opened(view):
+                answer = await self.port.validate_melds(view, messages)
+                verdicts = list(answer.verdicts)
+                total_line = Text(
+                    s("melds_total", value=sum(v.meld.value for v in verdicts if v.valid))
+                )
+            else:
+                opening = await self.port.validate_opening(view, messages)
+                verdicts = list(opening.verdicts)
+                total_line = _opening_line(opening, s)
+        except grpc.aio.AioRpcError as error:
+            self.selection_text = Text(Rejection.of(error).message, style="red")
+            self._render_selection()
+            return
+        out = Text()
+        for group, verdict in zip(groups, verdicts, strict=False):
+            out.append_text(_verdict_line(verdict, [by_id[t] for t in group if t in by_id], s))
+            out.append("  ")
+        out.append_text(total_line)
+        self.selection_text = out
+        self._render_selection()
+
+    # Moves --------------------------------------------------------------------------------------
+
+    def _rack(self) -> moves.Rack:
+        return self.query_one(RackView).rack
+
+    def _changed_selection(self) -> None:
+        self.query_one(RackView).refresh()
+        self._schedule_check()
+
+    def action_cursor(self, step: int) -> None:
+        self._rack().move(step)
+        self.query_one(RackView).refresh()
+
+    def action_shift(self, step: int) -> None:
+        self._rack().shift(step)
+        self.query_one(RackView).refresh()
+
+    def action_select_tile(self) -> None:
+        self._rack().toggle()
+        self._changed_selection()
+
+    def action_group(self) -> None:
+        self._rack().close_group()
+        self._changed_selection()
+
+    def action_clear(self) -> None:
+        self._rack().clear()
+        self._changed_selection()
+
+    def action_sort(self) -> None:
+        view = self.model.view
+        rack = self._rack()
+        rack.sort(by_number=self._sort_by_number)
+        if view is not None:
+            rack.sort_wild_last(item.tile.id for item in view.rack if item.tile.wild)
+        self._sort_by_number = not self._sort_by_number
+        self.query_one(RackView).refresh()
+
+    def action_draw(self) -> None:
+        self._send([moves.draw()])
+
+    def action_take(self) -> None:
+        self._send([moves.take()])
+
+    def action_give_back(self) -> None:
+        self._send([moves.give_back()])
+
+    def action_show_indicator(self) -> None:
+        self._send([moves.show_indicator()])
+
+    def action_open(self) -> None:
+        groups = self._rack().all_groups()
+        if not groups:
+            self.set_message(self.strings("need_groups"))
+            return
+        self._send([moves.open_with(groups)], clear=True)
+
+    def action_meld(self) -> None:
+        groups = self._rack().all_groups()
+        if not groups:
+            self.set_message(self.strings("need_groups"))
+            return
+        self._send([moves.meld(groups)], clear=True)
+
+    def action_discard(self) -> None:
+        view = self.model.view
+        tile_id = self._rack().single()
+        if view is None:
+            return
+        if tile_id is None:
+            self.set_message(self.strings("need_one_tile"))
+            return
+        action = moves.discard(tile_id)
+        if moves.is_costly_discard(view, tile_id):
+            item = moves.rack_tile(view, tile_id)
+            label = tiles_plain([item.tile]) if item is not None else str(tile_id)
+            question = self.strings("confirm_costly", tile=label)
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self._send([action], clear=True)
+
+            self.push_screen(
+                ConfirmScreen(question, self.strings("confirm_yes"), self.strings("confirm_no")),
+                answered,
+            )
+            return
+        self._send([action], clear=True)
+
+    def action_lay_off(self) -> None:
+        view = self.model.view
+        tile_id = self._rack().single()
+        if view is None:
+            return
+        if tile_id is None:
+            self.set_message(self.strings("need_one_tile"))
+            return
+        choices = moves.lay_off_choices(view, tile_id)
+        if not choices:
+            self.set_message(self.strings("no_melds"))
+            return
+
+        def chosen(choice: moves.MeldChoice | None) -> None:
+            if choice is not None:
+                self._send([moves.lay_off(tile_id, choice.meld_index, choice.end)], clear=True)
+
+        self._pick_meld(view, choices, chosen)
+
+    def action_take_okey(self) -> None:
+        view = self.model.view
+        if view is None:
+            return
+        tiles = [tile for group in self._rack().all_groups() for tile in group]
+        if not tiles:
+            self.set_message(self.strings("need_groups"))
+            return
+        holding = moves.melds_with_okey(view)
+        if not holding:
+            self.set_message(self.strings("need_okey_meld"))
+            return
+
+        def chosen(choice: moves.MeldChoice | None) -> None:
+            if choice is not None:
+                self._send([moves.take_okey(choice.meld_index, tiles)], clear=True)
+
+        if len(holding) == 1:
+            chosen(moves.MeldChoice(holding[0].index))
+            return
+        self._pick_meld(view, [moves.MeldChoice(item.index) for item in holding], chosen)
+
+    def _pick_meld(
+        self,
+        view: common_pb2.SeatView,
+        choices: Sequence[moves.MeldChoice],
+        chosen: Callable[[moves.MeldChoice | None], None],
+    ) -> None:
+        by_index = {item.index: item for item in view.table}
+        labelled = []
+        for choice in choices:
+            item = by_index[choice.meld_index]
+            label = Text(f"#{item.index} {self.model.name(item.owner_seat)}: ")
+            label.append_text(meld_text(item.meld))
+            if choice.end is not None:
+                key = "end_low" if choice.end is End.LOW else "end_high"
+                label.append(f"  ({self.strings(key)})", style="dim")
+            labelled.append((choice, label))
+        self.push_screen(PickMeldScreen(self.strings("pick_meld"), labelled), chosen)
+
+    def action_best(self) -> None:
+        self.run_worker(self._best(), group="best", exclusive=True, exit_on_error=False)
+
+    async def _best(self) -> None:
+        view = self.model.view
+        if view is None or self.port is None or not view.HasField("seat"):
+            return
+        s = self.strings
+        try:
+            best = await self.port.best_opening(view)
+        except grpc.aio.AioRpcError as error:
+            self.set_message(s("rejected", message=Rejection.of(error).message))
+            return
+        if best.HasField("whole_hand") and best.whole_hand.melds:
+            chosen, line = (
+                best.whole_hand,
+                s("best_opening", value=best.whole_hand.value, count=len(best.whole_hand.melds)),
+            )
+        elif best.can_open_with_runs:
+            chosen, line = (
+                best.runs_and_sets,
+                s(
+                    "best_opening",
+                    value=best.runs_and_sets.value,
+                    count=len(best.runs_and_sets.melds),
+                ),
+            )
+        elif best.can_open_with_pairs:
+            chosen, line = best.pairs, s("best_pairs", count=best.pairs.pair_count)
+        else:
+            self.set_message(
+                s("no_opening", value=best.runs_and_sets.value, pairs=best.pairs.pair_count)
+            )
+            return
+        self._rack().set_groups([[t.tile.id for t in meld.tiles] for meld in chosen.melds])
+        self.set_message(line)
+        self._changed_selection()
+
+    def _send(self, actions: list[common_pb2.Action], *, clear: bool = False) -> None:
+        if self.spectator or self.port is None:
+            self.set_message(self.strings("spectator_no_moves"))
+            return
+        self.sent.append(actions)
+        self.run_worker(self._act(actions, clear), group="act", exit_on_error=False)
+
+    async def _act(self, actions: list[common_pb2.Action], clear: bool) -> None:
+        view = self.model.view
+        if view is None or self.port is None:
+            return
+        s = self.strings
+        self.set_message(s("sending"))
+        try:
+            answer = await self.port.act(actions, view.state_version)
+        except grpc.aio.AioRpcError as error:
+            rejection = Rejection.of(error)
+            if rejection.code == grpc.StatusCode.ABORTED:
+                self.set_message(s("stale"))
+                self._request_refresh(force=True)
+            elif rejection.code in RETRYABLE:
+                self.set_message(s("unavailable", reason=rejection.message))
+            else:
+                self.set_message(s("rejected", message=rejection.message))
+            return
+        self.set_message("")
+        if clear:
+            self._rack().clear()
+        self.show_view(answer.view)
+
+    # Score sheets -----------------------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        return [self.model.name(seat) for seat in range(4)]
+
+    async def _show_sheet(self, hand_number: int, *, final: bool = False) -> None:
+        key = -hand_number if final else hand_number
+        if key in self._sheet_shown:
+            return
+        self._sheet_shown.add(key)
+        await self._open_sheet(hand_number, final)
+
+    async def _open_sheet(self, hand_number: int, final: bool) -> None:
+        s = self.strings
+        rows: list[SheetRow] = []
+        notes: list[str] = []
+        sheet = None
+        if self.port is not None:
+            if not self.match_id:
+                try:
+                    self.match_id = (await self.port.get_table()).match_id
+                except grpc.aio.AioRpcError:
+                    self.match_id = ""
+            if self.match_id:
+                sheet = await self.port.score_sheet_through(self.match_id, hand_number)
+        if sheet is not None:
+            rows = sheet_rows(sheet, s, self.names())
+        else:
+            rows = rows_from_results(
+                self.model.hand_results, self.model.totals_before, s, self.names()
+            )
+            notes.append(s("sheet_from_table"))
+        title = s("sheet_title", number=hand_number)
+        result = self.model.match_result
+        if final and result is not None:
+            title = s("result_title")
+            winners = [self.model.name(seat.seat) for seat in result.seats if seat.winner]
+            notes.insert(0, s("result_winner", names=", ".join(winners)))
+            notes.append(s("result_quit"))
+        # A newer sheet replaces one still open.
+        if isinstance(self.screen, ScoreSheetScreen):
+            self.screen.dismiss(None)
+        await self.push_screen(ScoreSheetScreen(title, self.names(), rows, s, notes))
+
+    def action_sheet(self) -> None:
+        view = self.model.view
+        if view is None:
+            return
+        number = max(self.model.hand_results, default=view.hand_number)
+        self.run_worker(
+            self._open_sheet(number, self.model.match_result is not None), group="sheet"
+        )
+
+    def action_quit_client(self) -> None:
+        self.exit(0)
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def _is_new_line(event: common_pb2.Event) -> bool:
+    return event.kind != common_pb2.EVENT_KIND_TURN_STARTED
+
+
+def _preset_name(preset: int) -> str:
+    from okey101.client.session import PRESET_NAMES
+
+    return PRESET_NAMES.get(preset, "oyna")
+
+
+def _verdict_line(
+    verdict: rules_pb2.MeldVerdict, tiles: Sequence[common_pb2.Tile], s: Strings
+) -> Text:
+    """ "run R5 R6 ★Y6=R7 = 18", or the tiles and the first reason they are not a meld."""
+    if not verdict.valid:
+        reason = verdict.violations[0].message if verdict.violations else "?"
+        return Text(s("group_invalid", tiles=tiles_plain(tiles), reason=reason), style="red")
+    meld = verdict.meld
+    out = Text(s(_KIND_KEYS.get(meld.kind, "kind_run")) + " ", style="green")
+    out.append_text(meld_text(meld))
+    if meld.kind != common_pb2.MELD_KIND_PAIR:
+        out.append(f" = {meld.value}")
+    stands = [
+        s("okey_stands_for", okey="★" if item.tile.wild else "◆", face=face_name(item.stands_for))
+        for item in meld.tiles
+        if item.tile.wild and item.HasField("stands_for")
+    ]
+    if stands:
+        out.append(f" ({', '.join(stands)})", style="dim")
+    return out
+
+
+def _opening_line(opening: rules_pb2.ValidateOpeningResponse, s: Strings) -> Text:
+    if opening.kind == common_pb2.OPENING_KIND_PAIRS:
+        line = Text(s("opening_pairs", count=opening.pair_count, minimum=opening.minimum))
+    else:
+        line = Text(s("opening_total", value=opening.value, minimum=opening.minimum))
+    if opening.valid:
+        line.append(" ✓ " + s("opening_ok"), style="bold green")
+    elif opening.violations:
+        line.append(" · " + opening.violations[0].message, style="yellow")
+    return line

@@ -1,0 +1,316 @@
+"""Every sentence the terminal client shows a player, in English and Turkish.
+
+The client's own words live here; the rules' and services' sentences (a rejected move, a bad
+token) come from the server in the player's language (the requests' ``locale``), so the
+client never translates an error itself. A test checks that both languages have every key and
+name the same parameters, and that every key the client uses exists.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping
+from typing import Final, Literal
+
+Language = Literal["en", "tr"]
+LANGUAGES: Final[tuple[Language, ...]] = ("en", "tr")
+
+CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
+    # The frame.
+    "title": {"en": "Okey 101", "tr": "Okey 101"},
+    "subtitle_table": {
+        "en": "table {table} · {rules} · hand {hand}",
+        "tr": "masa {table} · {rules} · {hand}. el",
+    },
+    "subtitle_watch": {
+        "en": "watching table {table} · {rules} · hand {hand}",
+        "tr": "{table} masası izleniyor · {rules} · {hand}. el",
+    },
+    "logging_in": {"en": "Logging in…", "tr": "Giriş yapılıyor…"},
+    "logged_in": {"en": "Logged in as {name}.", "tr": "{name} olarak giriş yapıldı."},
+    "queue_waiting": {
+        "en": "Looking for a table ({players} waiting); bots fill the empty seats at {time}.",
+        "tr": "Masa aranıyor ({players} kişi bekliyor); boş koltuklara {time} itibarıyla bot "
+        "oturacak.",
+    },
+    "queue_cancelled": {
+        "en": "The quick-match ticket was cancelled.",
+        "tr": "Hızlı oyun bileti iptal edildi.",
+    },
+    "seated": {
+        "en": "Seated at table {table}, seat {seat}.",
+        "tr": "{table} masasına, {seat}. koltuğa oturuldu.",
+    },
+    "waiting_for_deal": {"en": "Waiting for the deal…", "tr": "Dağıtım bekleniyor…"},
+    "connection_lost": {
+        "en": "Connection lost ({reason}); reconnecting…",
+        "tr": "Bağlantı koptu ({reason}); yeniden bağlanılıyor…",
+    },
+    "reconnected": {
+        "en": "Reconnected; carried on from event {sequence}.",
+        "tr": "Yeniden bağlanıldı; {sequence}. olaydan devam edildi.",
+    },
+    "table_closed": {"en": "The table was closed.", "tr": "Masa kapatıldı."},
+    # Seats.
+    "seat_label": {"en": "Seat {seat}", "tr": "{seat}. koltuk"},
+    "you": {"en": "you", "tr": "sen"},
+    "bot": {"en": "bot", "tr": "bot"},
+    "empty_seat": {"en": "empty", "tr": "boş"},
+    "away": {"en": "away", "tr": "uzakta"},
+    "tile_count": {"en": "{count} tiles", "tr": "{count} taş"},
+    "not_opened": {"en": "not opened", "tr": "açmadı"},
+    "opened_runs": {"en": "opened: runs", "tr": "açtı: seri"},
+    "opened_pairs": {"en": "opened: pairs", "tr": "açtı: çift"},
+    "penalty_points": {"en": "penalties +{points}", "tr": "ceza +{points}"},
+    "last_discard": {"en": "discard {tile}", "tr": "attığı {tile}"},
+    "no_discard": {"en": "no discard", "tr": "atılan yok"},
+    "match_total": {"en": "total {points}", "tr": "toplam {points}"},
+    "dealer_mark": {"en": "dealer", "tr": "dağıtan"},
+    # The state line.
+    "turn_you": {"en": "Your turn: {phase}", "tr": "Sıra sende: {phase}"},
+    "turn_other": {"en": "{name} to move: {phase}", "tr": "Sıra {name}: {phase}"},
+    "phase_first": {"en": "play and discard", "tr": "aç ya da at"},
+    "phase_draw": {"en": "draw or take", "tr": "çek ya da al"},
+    "phase_play": {"en": "play, then discard", "tr": "oyna, sonra at"},
+    "phase_ended": {"en": "the hand is over", "tr": "el bitti"},
+    "seconds_left": {"en": "{seconds} s", "tr": "{seconds} sn"},
+    "stock": {"en": "stock {count}", "tr": "ortada {count}"},
+    "indicator": {"en": "indicator {tile}", "tr": "gösterge {tile}"},
+    "okey_is": {"en": "okey {face}", "tr": "okey {face}"},
+    "takeable": {"en": "to take {tile}", "tr": "yandan {tile}"},
+    "hand_number": {"en": "hand {number}", "tr": "{number}. el"},
+    "table_heading": {"en": "On the table", "tr": "Masadakiler"},
+    "table_empty": {"en": "Nothing on the table yet.", "tr": "Masada henüz per yok."},
+    "meld_line": {"en": "#{index} {owner}: {tiles}", "tr": "#{index} {owner}: {tiles}"},
+    "meld_value": {"en": "({value})", "tr": "({value})"},
+    "rack_heading": {"en": "Your rack", "tr": "Istakan"},
+    "legend": {
+        "en": "★ okey  ◆ false joker (plays as {face})  _ playable  ! costs +101 to discard",
+        "tr": "★ okey  ◆ sahte okey ({face} yerine)  _ işlek  ! atması +101 ceza",
+    },
+    "spectator_rack": {
+        "en": "Watching: no rack is shown to spectators.",
+        "tr": "İzleyici: izleyicilere ıstaka gösterilmez.",
+    },
+    # The selection.
+    "selection_none": {
+        "en": "Space selects tiles; g closes a group; o opens, m melds with the groups.",
+        "tr": "Boşluk taş seçer; g grubu kapatır; o ile açılır, m ile per konur.",
+    },
+    "selection_checking": {"en": "Checking…", "tr": "Denetleniyor…"},
+    "group_valid": {"en": "{kind} {tiles} = {value}", "tr": "{kind} {tiles} = {value}"},
+    "group_invalid": {"en": "{tiles}: {reason}", "tr": "{tiles}: {reason}"},
+    "group_open": {"en": "selected: {tiles}", "tr": "seçili: {tiles}"},
+    "kind_run": {"en": "run", "tr": "seri"},
+    "kind_set": {"en": "set", "tr": "per"},
+    "kind_pair": {"en": "pair", "tr": "çift"},
+    "okey_stands_for": {"en": "{okey} as {face}", "tr": "{okey} = {face}"},
+    "opening_total": {
+        "en": "opening {value} of {minimum}",
+        "tr": "açılış {value} / {minimum}",
+    },
+    "opening_pairs": {
+        "en": "{count} pairs of {minimum}",
+        "tr": "{count} çift / {minimum}",
+    },
+    "opening_ok": {"en": "opens", "tr": "açar"},
+    "melds_total": {"en": "melds worth {value}", "tr": "perlerin değeri {value}"},
+    "best_opening": {
+        "en": "Best opening: {value} points in {count} melds (selected; o opens).",
+        "tr": "En iyi açılış: {count} perde {value} puan (seçildi; o ile aç).",
+    },
+    "best_pairs": {
+        "en": "Best opening: {count} pairs (selected; o opens).",
+        "tr": "En iyi açılış: {count} çift (seçildi; o ile aç).",
+    },
+    "no_opening": {
+        "en": "No opening yet: at best {value} points or {pairs} pairs.",
+        "tr": "Henüz açılmaz: en çok {value} puan ya da {pairs} çift.",
+    },
+    # What the client itself refuses before asking the table.
+    "need_one_tile": {
+        "en": "Put the cursor on one tile (or select exactly one).",
+        "tr": "İmleci bir taşın üstüne getirin (ya da tek bir taş seçin).",
+    },
+    "need_groups": {
+        "en": "Select tiles first (g closes each group).",
+        "tr": "Önce taş seçin (her grubu g ile kapatın).",
+    },
+    "need_okey_meld": {
+        "en": "No meld on the table holds an okey.",
+        "tr": "Masada okey içeren bir per yok.",
+    },
+    "no_melds": {
+        "en": "There is nothing on the table to lay off on.",
+        "tr": "Masada işlenecek per yok.",
+    },
+    "not_your_turn_yet": {"en": "Wait for your turn.", "tr": "Sıranı bekle."},
+    "spectator_no_moves": {
+        "en": "Spectators cannot move.",
+        "tr": "İzleyiciler hamle yapamaz.",
+    },
+    "sending": {"en": "Sending…", "tr": "Gönderiliyor…"},
+    # Asking first.
+    "confirm_costly": {
+        "en": "Discarding {tile} costs +101. Discard it anyway?",
+        "tr": "{tile} atmak +101 ceza yazar. Yine de atılsın mı?",
+    },
+    "confirm_yes": {"en": "Discard (y)", "tr": "At (e)"},
+    "confirm_no": {"en": "Keep it (n)", "tr": "Vazgeç (h)"},
+    "pick_meld": {
+        "en": "Which meld? (↑↓ and Enter, Esc to cancel)",
+        "tr": "Hangi per? (↑↓ ve Enter, vazgeçmek için Esc)",
+    },
+    "end_low": {"en": "at the low end", "tr": "alt uca"},
+    "end_high": {"en": "at the high end", "tr": "üst uca"},
+    # A rejection, with the server's sentence.
+    "rejected": {"en": "Not allowed: {message}", "tr": "Olmaz: {message}"},
+    "stale": {
+        "en": "The table moved on before your move arrived; look again and decide.",
+        "tr": "Hamleniz ulaşmadan masa değişti; tekrar bakıp karar verin.",
+    },
+    "unavailable": {
+        "en": "The table cannot be reached ({reason}); try again.",
+        "tr": "Masaya ulaşılamıyor ({reason}); tekrar deneyin.",
+    },
+    # Events, as the log shows them.
+    "ev_match_started": {"en": "The match has started.", "tr": "Maç başladı."},
+    "ev_hand_dealt": {
+        "en": "Hand {number} dealt by {name}; indicator {tile}.",
+        "tr": "{number}. eli {name} dağıttı; gösterge {tile}.",
+    },
+    "ev_turn_started": {"en": "{name} to move.", "tr": "Sıra {name}."},
+    "ev_turn_timed_out": {
+        "en": "{name} ran out of time.",
+        "tr": "{name} süresini doldurdu.",
+    },
+    "ev_drew": {"en": "{name} drew from the stock.", "tr": "{name} ortadan çekti."},
+    "ev_drew_own": {"en": "You drew {tile}.", "tr": "Ortadan {tile} çektin."},
+    "ev_took": {"en": "{name} took {tile}.", "tr": "{name} yandan {tile} aldı."},
+    "ev_gave_back": {"en": "{name} gave {tile} back.", "tr": "{name} {tile} taşını geri verdi."},
+    "ev_penalty": {
+        "en": "{name}: +{points} penalty ({reason}).",
+        "tr": "{name}: +{points} ceza ({reason}).",
+    },
+    "ev_opened": {
+        "en": "{name} opened ({points}): {tiles}",
+        "tr": "{name} açtı ({points}): {tiles}",
+    },
+    "ev_melded": {"en": "{name} laid down {tiles}", "tr": "{name} per koydu: {tiles}"},
+    "ev_laid_off": {
+        "en": "{name} laid {tiles} off on #{index}.",
+        "tr": "{name} #{index} perine {tiles} işledi.",
+    },
+    "ev_took_okey": {
+        "en": "{name} took the okey back from #{index}.",
+        "tr": "{name} #{index} perinden okeyi geri aldı.",
+    },
+    "ev_showed_indicator": {
+        "en": "{name} showed the indicator ({points}).",
+        "tr": "{name} göstergeyi gösterdi ({points}).",
+    },
+    "ev_discarded": {"en": "{name} discarded {tile}.", "tr": "{name} {tile} attı."},
+    "ev_stock_out": {"en": "The stock is empty.", "tr": "Ortada taş kalmadı."},
+    "ev_declined": {
+        "en": "{name} declined the last discard.",
+        "tr": "{name} son atılan taşı almadı.",
+    },
+    "ev_hand_ended": {"en": "Hand {number} is over.", "tr": "{number}. el bitti."},
+    "ev_match_ended": {"en": "The match is over.", "tr": "Maç bitti."},
+    "ev_seat_taken": {"en": "{name} sat at seat {seat}.", "tr": "{name} {seat}. koltuğa oturdu."},
+    "ev_seat_left": {
+        "en": "{name} left; a bot plays on.",
+        "tr": "{name} ayrıldı; yerine bot oynuyor.",
+    },
+    "ev_seat_away": {
+        "en": "{name} is away; a bot plays on.",
+        "tr": "{name} uzakta; yerine bot oynuyor.",
+    },
+    "ev_seat_back": {"en": "{name} is back.", "tr": "{name} geri döndü."},
+    "ev_table_closed": {"en": "The table was closed.", "tr": "Masa kapatıldı."},
+    "reason_okey": {"en": "discarded the okey", "tr": "okey attı"},
+    "reason_playable": {"en": "discarded a playable tile", "tr": "işlek taş attı"},
+    "reason_gave_back": {"en": "gave a tile back", "tr": "taş geri verdi"},
+    "reason_before": {"en": "charged before", "tr": "önceden yazılmış"},
+    # The score sheet and the result.
+    "sheet_title": {
+        "en": "Score sheet after hand {number}",
+        "tr": "{number}. elden sonra puan çizelgesi",
+    },
+    "sheet_hand": {"en": "Hand", "tr": "El"},
+    "sheet_total": {"en": "Total", "tr": "Toplam"},
+    "sheet_finished_by": {"en": "finished by {name}", "tr": "{name} bitirdi"},
+    "sheet_stock_out": {"en": "stock ran out", "tr": "taş bitti"},
+    "sheet_void": {"en": "void hand", "tr": "geçersiz el"},
+    "sheet_doubled": {"en": "×{multiplier}", "tr": "×{multiplier}"},
+    "sheet_with_okey": {"en": "with the okey", "tr": "okeyle"},
+    "sheet_after_pairs": {"en": "after pairs", "tr": "çiftten"},
+    "sheet_one_go": {"en": "in one go", "tr": "elden"},
+    "sheet_from_table": {
+        "en": "(from the table; the scoring service has not answered yet)",
+        "tr": "(masadan; puan servisi henüz yanıt vermedi)",
+    },
+    "sheet_continue": {"en": "Enter: back to the table", "tr": "Enter: masaya dön"},
+    "result_title": {"en": "Match over", "tr": "Maç bitti"},
+    "result_winner": {"en": "Winner: {names}", "tr": "Kazanan: {names}"},
+    "result_line": {"en": "{name}: {total}", "tr": "{name}: {total}"},
+    "result_quit": {"en": "q: quit", "tr": "q: çıkış"},
+    # Key bindings, as the footer shows them.
+    "key_draw": {"en": "draw", "tr": "çek"},
+    "key_take": {"en": "take", "tr": "al"},
+    "key_select": {"en": "select", "tr": "seç"},
+    "key_group": {"en": "group", "tr": "grupla"},
+    "key_open": {"en": "open", "tr": "aç"},
+    "key_meld": {"en": "meld", "tr": "per koy"},
+    "key_lay_off": {"en": "lay off", "tr": "işle"},
+    "key_take_okey": {"en": "okey back", "tr": "okeyi al"},
+    "key_discard": {"en": "discard", "tr": "at"},
+    "key_best": {"en": "best opening", "tr": "en iyi açılış"},
+    "key_clear": {"en": "clear", "tr": "temizle"},
+    "key_sort": {"en": "sort", "tr": "diz"},
+    "key_give_back": {"en": "give back", "tr": "geri ver"},
+    "key_show_indicator": {"en": "show indicator", "tr": "göstergeyi göster"},
+    "key_sheet": {"en": "score sheet", "tr": "puanlar"},
+    "key_quit": {"en": "quit", "tr": "çık"},
+    # The simulate command.
+    "sim_match": {
+        "en": "Match {number} of {count} at table {table} ({rules})",
+        "tr": "{count} maçtan {number}. maç, {table} masasında ({rules})",
+    },
+    "sim_winner": {"en": "winner: {names}", "tr": "kazanan: {names}"},
+}
+
+
+class _Lenient(dict[str, object]):
+    """Leaves a missing parameter visible rather than failing to show a sentence."""
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+class Strings:
+    """The catalogue in one language: ``strings("stock", count=20)``."""
+
+    def __init__(self, language: Language = "en") -> None:
+        self.language: Language = language
+
+    def __call__(self, key: str, /, **params: object) -> str:
+        template = CATALOGUE[key][self.language]
+        return template.format_map(_Lenient(params))
+
+    @property
+    def locale(self) -> str:
+        """The BCP 47 tag sent as every request's ``locale`` (the server answers in it)."""
+        return "tr-TR" if self.language == "tr" else "en-GB"
+
+
+def parameters(template: str) -> frozenset[str]:
+    """The names a template fills in (``{count} tiles`` -> ``{"count"}``)."""
+    return frozenset(
+        name for _text, name, _spec, _conv in string.Formatter().parse(template) if name
+    )
+
+
+def language_of(text: str) -> Language:
+    """``tr`` or ``en`` from a command-line value (anything but Turkish is English)."""
+    return "tr" if text.strip().lower().startswith("tr") else "en"

@@ -1,0 +1,552 @@
+"""A player's (or a spectator's) connection to the public API: log in, find a table, play.
+
+Everything here goes through the generated stubs of ``okey.v1`` and the public services only
+(LobbyService and TableService for play, RulesService for hints, ScoringService for score
+sheets), as any frontend would; the terminal client, ``okey101 simulate``, the end-to-end
+tests and docs/integration.md's example all use it.
+
+- ``GuestStore`` keeps a device id and the guest secret LobbyService gives on a device's first
+  login in the var dir, so the next start logs in as the same player.
+- ``Tokens`` holds the access and refresh tokens and refreshes the access token (RefreshTokens)
+  a minute before it expires; every call's metadata comes from it.
+- ``Player`` logs in (LoginGuest), quick-matches (JoinQuickMatch, then GetQuickMatchStatus about
+  once a second until matched) or hosts a table with bots (HostTable, for a chosen match
+  length, which quick match does not offer), and opens a ``TableSession``.
+- ``TableSession`` is one seat (or a spectator) at one table: the resumable event stream, Act
+  with a request id and the view's state_version, the seat's view, the rule hints and the score
+  sheet.
+
+State-changing calls carry a fresh request id, repeated unchanged on every retry of the same
+change (common.proto, IDEMPOTENCY): a retry after UNAVAILABLE or DEADLINE_EXCEEDED is safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import grpc
+import grpc.aio
+from okey.v1 import (
+    common_pb2,
+    lobby_pb2,
+    lobby_pb2_grpc,
+    rules_pb2,
+    rules_pb2_grpc,
+    scoring_pb2,
+    scoring_pb2_grpc,
+    table_pb2,
+    table_pb2_grpc,
+)
+
+from okey101.client.errors import RETRYABLE, Rejection
+from okey101.client.resume import Backoff, Reconnecting, ResumableWatch
+from okey101.platform.config import SERVICE_PORTS
+
+PRESETS: Final[dict[str, common_pb2.RulePreset]] = {
+    "oyna": common_pb2.RULE_PRESET_OYNA,
+    "boombala": common_pb2.RULE_PRESET_BOOMBALA,
+    "north_sultan": common_pb2.RULE_PRESET_NORTH_SULTAN,
+}
+PRESET_NAMES: Final[dict[int, str]] = {int(value): name for name, value in PRESETS.items()}
+#: How long one unary call may take before it is retried (or given up).
+CALL_TIMEOUT: Final = 10.0
+#: Attempts of one idempotent call on UNAVAILABLE / DEADLINE_EXCEEDED.
+ATTEMPTS: Final = 5
+#: Refresh the access token this many seconds before it expires.
+REFRESH_MARGIN: Final = 60.0
+#: Quick-match polling interval (LobbyService.GetQuickMatchStatus: "about once a second").
+POLL_SECONDS: Final = 1.0
+
+Reply = TypeVar("Reply")
+
+
+def new_request_id() -> str:
+    """A fresh request id (32 hex digits: within common.proto's 1-64 of [A-Za-z0-9._:-])."""
+    return uuid.uuid4().hex
+
+
+def default_address(service: str) -> str:
+    return f"127.0.0.1:{SERVICE_PORTS[service][0]}"
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Where the public services listen (the defaults of DESIGN.md on one machine)."""
+
+    lobby: str = field(default_factory=lambda: default_address("lobby"))
+    table: str = field(default_factory=lambda: default_address("table"))
+    scoring: str = field(default_factory=lambda: default_address("scoring"))
+    rules: str = field(default_factory=lambda: default_address("rules"))
+
+
+async def call(
+    method: Callable[..., Awaitable[Reply]],
+    request: Any,
+    metadata: Callable[[], Awaitable[tuple[tuple[str, str], ...]]],
+    *,
+    attempts: int = ATTEMPTS,
+    timeout: float = CALL_TIMEOUT,
+) -> Reply:
+    """One unary call, retried unchanged on UNAVAILABLE and DEADLINE_EXCEEDED (the request
+    carries its request_id, if it has one, so a retried change applies once)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return await method(request, metadata=await metadata(), timeout=timeout)
+        except grpc.aio.AioRpcError as error:
+            if error.code() not in RETRYABLE or attempt == attempts:
+                raise
+            await asyncio.sleep(Backoff().delay(attempt))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+# --------------------------------------------------------------------------------------------
+# The guest's identity on this device
+
+
+@dataclass
+class GuestIdentity:
+    """What LobbyService needs to log this device's guest in again."""
+
+    device_id: str
+    guest_secret: str = ""
+    display_name: str = ""
+    player_id: str = ""
+
+
+class GuestStore:
+    """The guest identity under ``var_dir/client/``, one file per lobby address (a fresh
+    local stack and a shared one are different lobbies with different guests)."""
+
+    def __init__(self, var_dir: Path, lobby: str) -> None:
+        safe = "".join(ch if ch.isalnum() else "_" for ch in lobby)
+        self.path = var_dir / "client" / f"guest-{safe}.json"
+
+    def load(self) -> GuestIdentity | None:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("device_id"), str):
+            return None
+        known = {key: str(data.get(key, "")) for key in GuestIdentity.__dataclass_fields__}
+        return GuestIdentity(**known)
+
+    def save(self, identity: GuestIdentity) -> None:
+        """Written to a temporary file then renamed, readable by the owner only (it holds the
+        guest secret)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(asdict(identity), indent=2), encoding="utf-8")
+        os.chmod(temporary, 0o600)
+        temporary.replace(self.path)
+
+
+# --------------------------------------------------------------------------------------------
+# Tokens
+
+
+class Tokens:
+    """A login's tokens; ``metadata()`` refreshes the access token shortly before it expires."""
+
+    def __init__(
+        self,
+        lobby: lobby_pb2_grpc.LobbyServiceStub,
+        tokens: lobby_pb2.AuthTokens,
+        locale: str,
+        relogin: Callable[[], Awaitable[lobby_pb2.AuthTokens]] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._lobby = lobby
+        self._tokens = tokens
+        self._locale = locale
+        self._relogin = relogin
+        self._clock = clock
+        self._lock = asyncio.Lock()
+
+    @property
+    def access_token(self) -> str:
+        return self._tokens.access_token
+
+    async def metadata(self) -> tuple[tuple[str, str], ...]:
+        expires = self._tokens.access_token_expire_time.ToSeconds()
+        if expires and self._clock() > expires - REFRESH_MARGIN:
+            async with self._lock:
+                if self._clock() > self._tokens.access_token_expire_time.ToSeconds() - 60:
+                    await self._refresh()
+        return (("authorization", f"Bearer {self._tokens.access_token}"),)
+
+    async def _refresh(self) -> None:
+        request = lobby_pb2.RefreshTokensRequest(
+            request_id=new_request_id(),
+            refresh_token=self._tokens.refresh_token,
+            locale=self._locale,
+        )
+        try:
+            answer = await call(self._lobby.RefreshTokens, request, _no_metadata)
+            self._tokens = answer.tokens
+        except grpc.aio.AioRpcError as error:
+            # A refresh token that expired or was revoked: log in again, if we can.
+            if error.code() != grpc.StatusCode.UNAUTHENTICATED or self._relogin is None:
+                raise
+            self._tokens = await self._relogin()
+
+
+async def _no_metadata() -> tuple[tuple[str, str], ...]:
+    return ()
+
+
+# --------------------------------------------------------------------------------------------
+# The player
+
+
+@dataclass(frozen=True)
+class Seating:
+    """Where the player sits: a table and a seat."""
+
+    table_id: str
+    seat: int
+
+
+class Player:
+    """A guest logged in through LobbyService, with channels to the public services."""
+
+    def __init__(self, endpoints: Endpoints, locale: str = "en-GB") -> None:
+        self.endpoints = endpoints
+        self.locale = locale
+        self._channels = {
+            name: grpc.aio.insecure_channel(getattr(endpoints, name))
+            for name in ("lobby", "table", "scoring", "rules")
+        }
+        self.lobby = lobby_pb2_grpc.LobbyServiceStub(self._channels["lobby"])
+        self.table = table_pb2_grpc.TableServiceStub(self._channels["table"])
+        self.scoring = scoring_pb2_grpc.ScoringServiceStub(self._channels["scoring"])
+        self.rules = rules_pb2_grpc.RulesServiceStub(self._channels["rules"])
+        self.tokens: Tokens | None = None
+        self.profile = lobby_pb2.Player()
+
+    async def close(self) -> None:
+        for channel in self._channels.values():
+            await channel.close()
+
+    async def __aenter__(self) -> Player:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+    async def metadata(self) -> tuple[tuple[str, str], ...]:
+        if self.tokens is None:
+            raise RuntimeError("log in first")
+        return await self.tokens.metadata()
+
+    # Logging in ------------------------------------------------------------------------------
+
+    async def login_guest(
+        self, store: GuestStore | None, display_name: str = ""
+    ) -> lobby_pb2.Player:
+        """LoginGuest as this device's guest (a new one the first time, kept in ``store``).
+
+        A device the lobby does not know with our secret (the stack's database was reset) is
+        logged in as a new guest rather than refused for ever.
+        """
+        identity = store.load() if store is not None else None
+        if identity is None:
+            identity = GuestIdentity(device_id=f"okey101-cli-{uuid.uuid4().hex}")
+        try:
+            answer = await self._login(identity, display_name)
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.UNAUTHENTICATED or not identity.guest_secret:
+                raise
+            identity = GuestIdentity(device_id=f"okey101-cli-{uuid.uuid4().hex}")
+            answer = await self._login(identity, display_name)
+        if answer.guest_secret:
+            identity.guest_secret = answer.guest_secret
+        identity.player_id = answer.player.player_id
+        identity.display_name = answer.player.display_name
+        if store is not None:
+            store.save(identity)
+        saved = identity
+
+        async def relogin() -> lobby_pb2.AuthTokens:
+            again = await self._login(saved, "")
+            return again.tokens
+
+        self.tokens = Tokens(self.lobby, answer.tokens, self.locale, relogin)
+        self.profile = answer.player
+        return answer.player
+
+    async def _login(
+        self, identity: GuestIdentity, display_name: str
+    ) -> lobby_pb2.LoginGuestResponse:
+        request = lobby_pb2.LoginGuestRequest(
+            request_id=new_request_id(),
+            device_id=identity.device_id,
+            display_name=display_name or identity.display_name or _default_name(),
+            guest_secret=identity.guest_secret,
+            locale=self.locale,
+        )
+        answer: lobby_pb2.LoginGuestResponse = await call(
+            self.lobby.LoginGuest, request, _no_metadata
+        )
+        return answer
+
+    # Finding a table -------------------------------------------------------------------------
+
+    async def quick_match(
+        self,
+        preset: str,
+        on_wait: Callable[[lobby_pb2.QuickMatchTicket], None] | None = None,
+        *,
+        poll_seconds: float = POLL_SECONDS,
+        timeout: float = 600.0,
+    ) -> Seating:
+        """JoinQuickMatch, then GetQuickMatchStatus until the ticket is matched."""
+        request = lobby_pb2.JoinQuickMatchRequest(
+            request_id=new_request_id(), preset=PRESETS[preset], locale=self.locale
+        )
+        joined = await call(self.lobby.JoinQuickMatch, request, self.metadata)
+        ticket = joined.ticket
+        deadline = time.monotonic() + timeout
+        while ticket.state == lobby_pb2.QUICK_MATCH_STATE_WAITING:
+            if on_wait is not None:
+                on_wait(ticket)
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no table within {timeout:.0f} s")
+            await asyncio.sleep(poll_seconds)
+            status = await call(
+                self.lobby.GetQuickMatchStatus,
+                lobby_pb2.GetQuickMatchStatusRequest(
+                    ticket_id=ticket.ticket_id, locale=self.locale
+                ),
+                self.metadata,
+            )
+            ticket = status.ticket
+        if ticket.state != lobby_pb2.QUICK_MATCH_STATE_MATCHED:
+            raise QuickMatchCancelled(ticket.ticket_id)
+        return Seating(ticket.table_id, ticket.seat)
+
+    async def host_with_bots(
+        self,
+        preset: str,
+        *,
+        hands: int | None = None,
+        bot_level: common_pb2.BotLevel = common_pb2.BOT_LEVEL_NORMAL,
+        seat: int = 0,
+        turn_seconds: int | None = None,
+    ) -> Seating:
+        """HostTable: a private table with bots in the other three seats, started at once.
+        ``hands`` makes the match that many hands long (a custom rule set)."""
+        rules = common_pb2.RuleSet(preset=PRESETS[preset])
+        if hands is not None:
+            rules.match_end = common_pb2.MATCH_END_FIXED_HANDS
+            rules.match_hands = hands
+        if turn_seconds is not None:
+            rules.turn_seconds = turn_seconds
+        request = lobby_pb2.HostTableRequest(
+            request_id=new_request_id(),
+            rules=rules,
+            visibility=common_pb2.TABLE_VISIBILITY_PRIVATE,
+            host_seat=seat,
+            bots=[
+                lobby_pb2.BotSeat(seat=other, level=bot_level)
+                for other in range(4)
+                if other != seat
+            ],
+            start_when_full=True,
+            locale=self.locale,
+        )
+        answer = await call(self.lobby.HostTable, request, self.metadata)
+        return Seating(answer.table.table_id, answer.seat)
+
+    def session(self, table_id: str, seat: int | None) -> TableSession:
+        return TableSession(self, table_id, seat)
+
+
+class QuickMatchCancelled(Exception):
+    """The quick-match ticket was cancelled before a table was found."""
+
+
+def _default_name() -> str:
+    user = os.environ.get("USER") or os.environ.get("USERNAME") or "guest"
+    return user[:32]
+
+
+# --------------------------------------------------------------------------------------------
+# One seat at one table
+
+
+class TableSession:
+    """A seat at a table (``seat`` None: a spectator), through TableService and the hints of
+    RulesService."""
+
+    def __init__(self, player: Player, table_id: str, seat: int | None) -> None:
+        self.player = player
+        self.table_id = table_id
+        self.seat = seat
+
+    @property
+    def locale(self) -> str:
+        return self.player.locale
+
+    def watch(
+        self,
+        *,
+        after_sequence: int = 0,
+        start_with_view: bool = True,
+        on_reconnect: Callable[[Reconnecting], None] | None = None,
+        backoff: Backoff | None = None,
+    ) -> ResumableWatch:
+        """The table's stream from ``after_sequence`` (or the current view), resumed from the
+        last sequence seen whenever the connection drops."""
+
+        async def open_stream(
+            after: int, with_view: bool
+        ) -> AsyncIterator[table_pb2.WatchTableResponse]:
+            request = table_pb2.WatchTableRequest(
+                table_id=self.table_id,
+                after_sequence=after,
+                start_with_view=with_view,
+                locale=self.locale,
+            )
+            if self.seat is not None:
+                request.seat = self.seat
+            stream = self.player.table.WatchTable(request, metadata=await self.player.metadata())
+            try:
+                async for item in stream:
+                    yield item
+            finally:
+                stream.cancel()
+
+        return ResumableWatch(
+            open_stream,
+            after_sequence=after_sequence,
+            start_with_view=start_with_view,
+            on_reconnect=on_reconnect,
+            backoff=backoff,
+        )
+
+    async def act(
+        self, actions: Sequence[common_pb2.Action], state_version: int
+    ) -> table_pb2.ActResponse:
+        """Act: the moves against ``state_version`` (the view they were decided on)."""
+        if self.seat is None:
+            raise RuntimeError("a spectator cannot act")
+        request = table_pb2.ActRequest(
+            request_id=new_request_id(),
+            table_id=self.table_id,
+            seat=self.seat,
+            actions=list(actions),
+            expected_state_version=state_version,
+            locale=self.locale,
+        )
+        answer: table_pb2.ActResponse = await call(
+            self.player.table.Act, request, self.player.metadata
+        )
+        return answer
+
+    async def seat_view(self) -> common_pb2.SeatView:
+        request = table_pb2.GetSeatViewRequest(table_id=self.table_id, locale=self.locale)
+        if self.seat is not None:
+            request.seat = self.seat
+        answer = await call(self.player.table.GetSeatView, request, self.player.metadata)
+        view: common_pb2.SeatView = answer.view
+        return view
+
+    async def get_table(self) -> common_pb2.Table:
+        request = table_pb2.GetTableRequest(table_id=self.table_id, locale=self.locale)
+        answer = await call(self.player.table.GetTable, request, self.player.metadata)
+        table: common_pb2.Table = answer.table
+        return table
+
+    async def sit_again(self) -> None:
+        """Sit at our own seat again during a match (a bot kept it while we were away)."""
+        request = table_pb2.SitRequest(
+            request_id=new_request_id(), table_id=self.table_id, locale=self.locale
+        )
+        if self.seat is not None:
+            request.seat = self.seat
+        await call(self.player.table.Sit, request, self.player.metadata)
+
+    # Hints from RulesService ------------------------------------------------------------------
+
+    async def validate_melds(
+        self, view: common_pb2.SeatView, groups: Sequence[common_pb2.TileGroup]
+    ) -> rules_pb2.ValidateMeldsResponse:
+        request = rules_pb2.ValidateMeldsRequest(
+            rules=view.rules,
+            indicator_tile_id=view.indicator.id,
+            groups=list(groups),
+            locale=self.locale,
+        )
+        answer: rules_pb2.ValidateMeldsResponse = await call(
+            self.player.rules.ValidateMelds, request, self.player.metadata
+        )
+        return answer
+
+    async def validate_opening(
+        self, view: common_pb2.SeatView, groups: Sequence[common_pb2.TileGroup]
+    ) -> rules_pb2.ValidateOpeningResponse:
+        request = rules_pb2.ValidateOpeningRequest(
+            rules=view.rules,
+            indicator_tile_id=view.indicator.id,
+            rack_tile_ids=[item.tile.id for item in view.rack],
+            groups=list(groups),
+            locale=self.locale,
+        )
+        if view.turn_progress.HasField("taken"):
+            request.taken_tile_id = view.turn_progress.taken.id
+        answer: rules_pb2.ValidateOpeningResponse = await call(
+            self.player.rules.ValidateOpening, request, self.player.metadata
+        )
+        return answer
+
+    async def best_opening(self, view: common_pb2.SeatView) -> rules_pb2.BestOpeningResponse:
+        request = rules_pb2.BestOpeningRequest(
+            rules=view.rules,
+            indicator_tile_id=view.indicator.id,
+            rack_tile_ids=[item.tile.id for item in view.rack],
+            locale=self.locale,
+        )
+        if view.turn_progress.HasField("taken"):
+            request.required_tile_id = view.turn_progress.taken.id
+        answer: rules_pb2.BestOpeningResponse = await call(
+            self.player.rules.BestOpening, request, self.player.metadata
+        )
+        return answer
+
+    # The score sheet ---------------------------------------------------------------------------
+
+    async def score_sheet(self, match_id: str) -> scoring_pb2.ScoreSheet:
+        request = scoring_pb2.GetScoreSheetRequest(match_id=match_id, locale=self.locale)
+        answer = await call(self.player.scoring.GetScoreSheet, request, self.player.metadata)
+        sheet: scoring_pb2.ScoreSheet = answer.sheet
+        return sheet
+
+    async def score_sheet_through(
+        self, match_id: str, hand_number: int, *, wait: float = 3.0
+    ) -> scoring_pb2.ScoreSheet | None:
+        """The score sheet once it holds ``hand_number`` (the table hands results to scoring
+        through an outbox, so the row may arrive a moment after the hand ends); None if it
+        does not within ``wait`` seconds or scoring cannot be reached."""
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                sheet = await self.score_sheet(match_id)
+            except grpc.aio.AioRpcError as error:
+                rejection = Rejection.of(error)
+                if rejection.code not in (grpc.StatusCode.NOT_FOUND, *RETRYABLE):
+                    return None
+            else:
+                if any(row.hand_number >= hand_number for row in sheet.rows):
+                    return sheet
+            if time.monotonic() > deadline:
+                return None
+            await asyncio.sleep(0.2)

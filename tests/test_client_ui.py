@@ -1,0 +1,555 @@
+"""The terminal client's screen, driven headless with Textual's pilot on real positions.
+
+Positions come from the engine (a seeded deal, or a hand built tile by tile), and every move a
+key press sends is played by the real RulesService (in-process on 127.0.0.1 port 0, called
+with a player token through the generated stubs): ``RulesTable`` below keeps the hand state
+between moves the way the table service does and passes each Act to RulesService.ApplyAction,
+so a rejection is the service's own rich status and its sentence, and the next view is the
+service's. The selection's worth and the best opening also come from RulesService. What the
+whole stack does (lobby, table, bots, scoring) is tested end to end in test_e2e_*.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+import grpc.aio
+import pytest
+from okey.v1 import common_pb2, rules_pb2, rules_pb2_grpc, scoring_pb2, table_pb2
+
+from okey101.client import moves
+from okey101.client.app import ConfirmScreen, OkeyApp, PickMeldScreen, ScoreSheetScreen
+from okey101.client.i18n import Strings
+from okey101.client.resume import Reconnecting
+from okey101.engine.deal import deal, shuffled_deck
+from okey101.engine.hand import HandState, Phase, Seat, TableMeld
+from okey101.engine.melds import make_group
+from okey101.engine.rules import RuleSet
+from okey101.engine.solver import OpenedAs, best_opening
+from okey101.engine.tiles import Okey, Tile, TileAllocator, parse_face
+from okey101.platform import convert
+from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, jwks_of
+from okey101.platform.config import settings_for_tests
+from okey101.platform.server import ServerHandle
+from okey101.rules import ACCESS, register
+
+KEY = SigningKey.generate()
+PLAYER_TOKEN = TokenIssuer(KEY).issue("player-ui", "player", ttl_seconds=3600)
+AUTH = (("authorization", f"Bearer {PLAYER_TOKEN}"),)
+SIZE = (110, 36)
+
+
+class RulesTable:
+    """A seat at a hand whose moves RulesService plays (see the module docstring).
+
+    Each Act goes to ApplyAction with the stored state; its events get table-wide sequence
+    numbers and reach the watch stream; the answer's view of the acting seat is Act's answer.
+    """
+
+    def __init__(
+        self, stub: Any, state: HandState, seat: int | None, names: Sequence[str] = ()
+    ) -> None:
+        self.stub = stub
+        self.table_id = "ui-table"
+        self.seat = seat
+        self.state = convert.hand_state_to_proto(state)
+        self.sequence = 1
+        self.version = 1
+        self.names = list(names) or [f"Bot {n}" for n in range(4)]
+        self.stream: asyncio.Queue[table_pb2.WatchTableResponse] = asyncio.Queue()
+        self.acts: list[list[common_pb2.Action]] = []
+
+    def _decorate(self, view: common_pb2.SeatView) -> common_pb2.SeatView:
+        view.table_id = self.table_id
+        view.hand_number = 1
+        view.as_of_sequence = self.sequence
+        view.state_version = self.version
+        del view.match_totals[:]
+        view.match_totals.extend([0, 0, 0, 0])
+        for public in view.seats:
+            public.occupant.seat = public.seat
+            public.occupant.display_name = self.names[public.seat]
+            public.occupant.kind = (
+                common_pb2.OCCUPANT_KIND_PLAYER
+                if public.seat == self.seat
+                else common_pb2.OCCUPANT_KIND_BOT
+            )
+        return view
+
+    async def current_view(self) -> common_pb2.SeatView:
+        request = rules_pb2.ViewHandRequest(state=self.state)
+        if self.seat is not None:
+            request.seat = self.seat
+        answer = await self.stub.ViewHand(request, metadata=AUTH, timeout=10)
+        return self._decorate(answer.view)
+
+    async def watch(
+        self, *, on_reconnect: Callable[[Reconnecting], None] | None = None
+    ) -> AsyncIterator[table_pb2.WatchTableResponse]:
+        yield table_pb2.WatchTableResponse(view=await self.current_view())
+        while True:
+            yield await self.stream.get()
+
+    async def act(
+        self, actions: Sequence[common_pb2.Action], state_version: int, seat: int | None = None
+    ) -> table_pb2.ActResponse:
+        acting = self.seat if seat is None else seat
+        assert acting is not None
+        self.acts.append(list(actions))
+        request = rules_pb2.ApplyActionRequest(
+            state=self.state, seat=acting, actions=list(actions), locale=self.locale
+        )
+        answer = await self.stub.ApplyAction(request, metadata=AUTH, timeout=10)
+        self.state = answer.state
+        self.version += 1
+        numbered = []
+        for event in answer.events:
+            self.sequence += 1
+            event.sequence = self.sequence
+            event.state_version = self.version
+            event.hand_number = 1
+            if event.seat != self.seat:
+                del event.private_tiles[:]
+            numbered.append(event)
+            await self.stream.put(table_pb2.WatchTableResponse(event=event))
+        view = self._decorate(answer.views[acting])
+        return table_pb2.ActResponse(events=numbered, view=view)
+
+    locale = "en-GB"
+
+    async def seat_view(self) -> common_pb2.SeatView:
+        return await self.current_view()
+
+    async def get_table(self) -> common_pb2.Table:
+        return common_pb2.Table(table_id=self.table_id, match_id="")
+
+    async def validate_melds(
+        self, view: common_pb2.SeatView, groups: Sequence[common_pb2.TileGroup]
+    ) -> rules_pb2.ValidateMeldsResponse:
+        request = rules_pb2.ValidateMeldsRequest(
+            rules=view.rules, indicator_tile_id=view.indicator.id, groups=list(groups)
+        )
+        answer: rules_pb2.ValidateMeldsResponse = await self.stub.ValidateMelds(
+            request, metadata=AUTH, timeout=10
+        )
+        return answer
+
+    async def validate_opening(
+        self, view: common_pb2.SeatView, groups: Sequence[common_pb2.TileGroup]
+    ) -> rules_pb2.ValidateOpeningResponse:
+        request = rules_pb2.ValidateOpeningRequest(
+            rules=view.rules,
+            indicator_tile_id=view.indicator.id,
+            rack_tile_ids=[item.tile.id for item in view.rack],
+            groups=list(groups),
+            locale=self.locale,
+        )
+        answer: rules_pb2.ValidateOpeningResponse = await self.stub.ValidateOpening(
+            request, metadata=AUTH, timeout=10
+        )
+        return answer
+
+    async def best_opening(self, view: common_pb2.SeatView) -> rules_pb2.BestOpeningResponse:
+        request = rules_pb2.BestOpeningRequest(
+            rules=view.rules,
+            indicator_tile_id=view.indicator.id,
+            rack_tile_ids=[item.tile.id for item in view.rack],
+        )
+        answer: rules_pb2.BestOpeningResponse = await self.stub.BestOpening(
+            request, metadata=AUTH, timeout=10
+        )
+        return answer
+
+    async def score_sheet_through(
+        self, match_id: str, hand_number: int
+    ) -> scoring_pb2.ScoreSheet | None:
+        return None  # no scoring here: the screen falls back to the hand results it saw
+
+
+# ---------------------------------------------------------------------------------------------
+# Running the app against the rules service
+
+
+def run(
+    tmp_path: Path,
+    state: HandState,
+    seat: int | None,
+    script: Callable[[OkeyApp, Any, RulesTable], Any],
+    *,
+    language: str = "en",
+) -> None:
+    """Start RulesService, run the app on a ``RulesTable`` over ``state``, run ``script``."""
+
+    async def main() -> None:
+        settings = settings_for_tests("rules", var_dir=tmp_path)
+        verifier = JwksVerifier(jwks_of(KEY))
+        async with (
+            await ServerHandle.start(
+                "rules", register, settings, access=ACCESS, verifier=verifier
+            ) as handle,
+            grpc.aio.insecure_channel(handle.target) as channel,
+        ):
+            stub = rules_pb2_grpc.RulesServiceStub(channel)
+            table = RulesTable(stub, state, seat)
+            table.locale = "tr-TR" if language == "tr" else "en-GB"
+
+            async def connect(progress: Callable[[str], None]) -> RulesTable:
+                progress("connecting")
+                return table
+
+            app = OkeyApp(
+                connect,
+                Strings("tr" if language == "tr" else "en"),  # type: ignore[arg-type]
+                spectator=seat is None,
+                check_delay=0,
+            )
+            async with app.run_test(size=SIZE) as pilot:
+                await settle(pilot, app, lambda: app.model.view is not None)
+                await script(app, pilot, table)
+
+    asyncio.run(main())
+
+
+async def settle(pilot: Any, app: OkeyApp, done: Callable[[], bool], timeout: float = 10) -> None:
+    """Let the app work until ``done()`` holds (workers and gRPC calls take a few turns)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not done():
+        if loop.time() > deadline:
+            raise AssertionError("the app did not get there in time")
+        await pilot.pause(0.02)
+    await pilot.pause()
+
+
+def text_of(app: OkeyApp, selector: str) -> str:
+    widget = app.query_one(selector)
+    rendered = widget.render()
+    return str(getattr(rendered, "plain", rendered))
+
+
+def screen_text(app: OkeyApp) -> str:
+    """Everything on the screen, as plain text (the exported screenshot without its markup)."""
+    from rich.console import Console
+
+    console = Console(width=SIZE[0], record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# Positions
+
+
+def dealt(seed: int, preset: str = "oyna") -> HandState:
+    return deal(RuleSet.preset(preset), 0, shuffled_deck(random.Random(seed)))
+
+
+def dealt_where(check: Callable[[HandState], bool], preset: str = "oyna") -> HandState:
+    """The first seeded deal (seed 0, 1, ...) that ``check`` accepts."""
+    for seed in range(500):
+        state = dealt(seed, preset)
+        if check(state):
+            return state
+    raise AssertionError("no such deal among 500 seeds")
+
+
+def starter_can_open(state: HandState) -> bool:
+    rack = state.seats[state.turn].rack
+    return best_opening(state.hand_of(state.turn), state.rules).value >= 101 and len(rack) == 22
+
+
+def laid_off_position() -> tuple[HandState, int]:
+    """Seat 0 opened last turn with R5 R6 R7 (and more), holds R8 and K2, and has drawn: a
+    lay-off of R8 on meld 0 is legal. Returns the state and R8's tile id."""
+    rules = RuleSet.preset("oyna")
+    allocate = TileAllocator()
+    indicator = allocate.take(parse_face("Y3"))
+    okey = Okey(indicator)
+    run = make_group(allocate.take_names(["R5", "R6", "R7"]), okey, rules)
+    seat_set = make_group(allocate.take_names(["K10", "B10", "Y10"]), okey, rules)
+    rack = allocate.take_names(["R8", "K2", "B12"])
+    others = [allocate.take_names(names) for names in (["K5", "K6"], ["B1", "B2"], ["Y1", "Y2"])]
+    stock = allocate.take_names(["K7", "K8", "K9"])
+    seats = (
+        Seat(rack=rack, opened_as=OpenedAs.RUNS, opened_on_turn=0, turns_played=1),
+        Seat(rack=others[0], turns_played=1),
+        Seat(rack=others[1], turns_played=1),
+        Seat(rack=others[2], turns_played=1),
+    )
+    state = HandState(
+        rules=rules,
+        okey=okey,
+        dealer=3,
+        turn=0,
+        phase=Phase.PLAY,
+        seats=seats,
+        table=(TableMeld(run, 0), TableMeld(seat_set, 0)),
+        stock=stock,
+        turn_number=4,
+    )
+    return state, rack[0].id
+
+
+def finishing_position() -> tuple[HandState, int]:
+    """Seat 0 has opened and holds one tile after drawing: discarding it finishes the hand."""
+    state, _ = laid_off_position()
+    rack = state.seats[0].rack
+    last = rack[1]  # K2
+    seats = (
+        Seat(rack=(last,), opened_as=OpenedAs.RUNS, opened_on_turn=0, turns_played=1),
+        *state.seats[1:],
+    )
+    table = state.table
+    return (
+        HandState(
+            rules=state.rules,
+            okey=state.okey,
+            dealer=state.dealer,
+            turn=0,
+            phase=Phase.PLAY,
+            seats=seats,
+            table=table,
+            stock=state.stock,
+            turn_number=4,
+        ),
+        last.id,
+    )
+
+
+async def put_cursor(app: OkeyApp, pilot: Any, tile_id: int) -> None:
+    rack = app.query_one("#rack").rack  # type: ignore[attr-defined]
+    steps = rack.order.index(tile_id) - rack.cursor
+    await pilot.press(*(["right"] * steps if steps > 0 else ["left"] * -steps))
+    assert rack.at_cursor == tile_id
+
+
+# ---------------------------------------------------------------------------------------------
+# Tests
+
+
+def test_the_screen_shows_the_seats_rack_table_and_state(tmp_path: Path) -> None:
+    state = dealt(7)
+    seat = state.turn  # the starter: 22 tiles, phase FIRST
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        view = app.model.view
+        assert view is not None and len(view.rack) == 22
+        text = screen_text(app)
+        assert "Your turn: play and discard" in text
+        assert "stock 20" in text
+        assert f"indicator {state.okey.indicator}" in text
+        for other in range(4):
+            count = len(state.seats[other].rack)
+            assert f"{count} tiles" in text
+            if other != seat:
+                assert f"Bot {other}" in text
+        rack = app.query_one("#rack").render().plain  # type: ignore[attr-defined]
+        # Two rows of tiles, eleven each, each followed by its marks line.
+        lines = [line for line in rack.splitlines() if line.strip()]
+        tiles = [tile for line in lines[0::2] for tile in line.split()]
+        assert len(tiles) == 22
+        okeys = [t for t in state.seats[seat].rack if state.okey.is_wild(t)]
+        assert sum(1 for tile in tiles if tile.startswith("★")) == len(okeys)
+
+    run(tmp_path, state, state.turn, script)
+
+
+def test_turkish_shows_every_word_in_turkish(tmp_path: Path) -> None:
+    state = dealt(7)
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        text = screen_text(app)
+        assert "Sıra sende: aç ya da at" in text
+        assert "ortada 20" in text and "22 taş" in text
+        # A refused move comes back in Turkish too (the starter may not draw: FIRST_TURN_NO_DRAW
+        # or the like), as the service renders it.
+        await pilot.press("d")
+        await settle(pilot, app, lambda: app.message.startswith("Olmaz"))
+        assert "Olmaz:" in app.message
+
+    run(tmp_path, state, state.turn, script, language="tr")
+
+
+def test_a_refused_move_shows_the_engines_sentence(tmp_path: Path) -> None:
+    state = dealt(3)
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        await pilot.press("d")  # the starter holds 22 tiles and may not draw
+        await settle(pilot, app, lambda: app.message.startswith("Not allowed"))
+        assert table.acts == [[moves.draw()]]
+        # The sentence is the engine's own, as RulesService rendered it.
+        from okey101.engine.actions import Draw
+        from okey101.engine.errors import OkeyError
+        from okey101.engine.hand import apply as engine_apply
+
+        with pytest.raises(OkeyError) as refused:
+            engine_apply(state, state.turn, Draw())
+        assert app.message == f"Not allowed: {refused.value.message('en')}"
+
+    run(tmp_path, state, state.turn, script)
+
+
+def test_discarding_sends_the_tile_under_the_cursor_and_the_turn_passes(tmp_path: Path) -> None:
+    state = dealt_where(lambda s: any(not s.okey.is_wild(t) for t in s.seats[s.turn].rack))
+    seat = state.turn
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        view = app.model.view
+        assert view is not None
+        plain = next(item for item in view.rack if not item.costly_discard)
+        await put_cursor(app, pilot, plain.tile.id)
+        await pilot.press("x")
+        await settle(
+            pilot, app, lambda: app.model.view is not None and len(app.model.view.rack) == 21
+        )
+        assert table.acts == [[moves.discard(plain.tile.id)]]
+        after = app.model.view
+        assert after is not None and after.turn == (seat + 1) % 4
+        assert f"Bot {(seat + 1) % 4} to move: draw or take" in screen_text(app)
+        # The discard is on the seat's pile, as the seat box shows it.
+        assert after.seats[seat].discards[-1].id == plain.tile.id
+
+    run(tmp_path, state, seat, script)
+
+
+def test_a_discard_that_costs_101_asks_first(tmp_path: Path) -> None:
+    state = dealt_where(lambda s: any(s.okey.is_wild(t) for t in s.seats[s.turn].rack))
+    okey = next(t for t in state.seats[state.turn].rack if state.okey.is_wild(t))
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        await put_cursor(app, pilot, okey.id)
+        await pilot.press("x")
+        await settle(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+        assert "+101" in screen_text(app)
+        await pilot.press("n")
+        await settle(pilot, app, lambda: not isinstance(app.screen, ConfirmScreen))
+        assert table.acts == []  # kept
+        await pilot.press("x")
+        await settle(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await settle(pilot, app, lambda: bool(table.acts))
+        assert table.acts == [[moves.discard(okey.id)]]
+        await settle(pilot, app, lambda: "+101" in "\n".join(app.model.log))
+
+    run(tmp_path, state, state.turn, script)
+
+
+def test_the_selection_shows_its_value_and_the_best_opening_opens(tmp_path: Path) -> None:
+    state = dealt_where(starter_can_open)
+    seat = state.turn
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        view = app.model.view
+        assert view is not None
+        best = best_opening(state.hand_of(seat), state.rules)
+        first = best.melds[0]
+        # Select the first meld of the best opening tile by tile, in its order.
+        for tile in first.tiles:
+            await put_cursor(app, pilot, tile.id)
+            await pilot.press("space")
+        await settle(pilot, app, lambda: f"= {first.value}" in app.selection_text.plain)
+        assert f"opening {first.value} of 101" in app.selection_text.plain
+        # The rules service's best opening, selected with one key, then opened with another.
+        await pilot.press("c", "a")
+        await settle(pilot, app, lambda: "✓" in app.selection_text.plain)
+        await pilot.press("o")
+        await settle(
+            pilot, app, lambda: app.model.view is not None and len(app.model.view.table) > 0
+        )
+        (sent,) = table.acts
+        assert sent[0].WhichOneof("move") == "open"
+        opened = app.model.view
+        assert opened is not None and opened.seats[seat].opened_as == common_pb2.OPENING_KIND_RUNS
+        assert "#0 you:" in screen_text(app)
+        assert app.query_one("#rack").rack.all_groups() == []  # type: ignore[attr-defined]
+
+    run(tmp_path, state, seat, script)
+
+
+def gap_with_okey(state: HandState) -> tuple[Tile, Tile, Tile] | None:
+    """The starter's okey and two tiles of one colour two apart (n, n+2), if it holds them."""
+    rack = state.seats[state.turn].rack
+    okey = next((t for t in rack if state.okey.is_wild(t)), None)
+    plain = [t for t in rack if not state.okey.is_wild(t) and not t.is_false_joker]
+    for low in plain:
+        for high in plain:
+            if low.colour == high.colour and low.number and high.number == low.number + 2:
+                return (low, okey, high) if okey is not None else None
+    return None
+
+
+def test_an_okey_in_the_selection_says_what_it_stands_for(tmp_path: Path) -> None:
+    state = dealt_where(lambda s: gap_with_okey(s) is not None)
+    found = gap_with_okey(state)
+    assert found is not None
+    low, okey, high = found
+    middle = f"{'RYBK'[int(low.colour or 0)]}{(low.number or 0) + 1}"
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        # Low, okey, high, selected in run order: the okey stands for the tile between.
+        for tile in (low, okey, high):
+            await put_cursor(app, pilot, tile.id)
+            await pilot.press("space")
+        await settle(pilot, app, lambda: "run" in app.selection_text.plain)
+        text = app.selection_text.plain
+        assert f"★ as {middle}" in text
+        value = 3 * ((low.number or 0) + 1)
+        assert f"= {value}" in text and f"opening {value} of 101" in text
+
+    run(tmp_path, state, state.turn, script)
+
+
+def test_lay_off_picks_a_meld_and_sends_it(tmp_path: Path) -> None:
+    state, r8 = laid_off_position()
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        await put_cursor(app, pilot, r8)
+        await pilot.press("l")
+        await settle(pilot, app, lambda: isinstance(app.screen, PickMeldScreen))
+        await pilot.press("enter")  # the first choice: meld 0, R5 R6 R7
+        await settle(pilot, app, lambda: bool(table.acts))
+        assert table.acts == [[moves.lay_off(r8, 0)]]
+        await settle(
+            pilot,
+            app,
+            lambda: app.model.view is not None and len(app.model.view.table[0].meld.tiles) == 4,
+        )
+        assert "R5 R6 R7 R8" in screen_text(app)
+
+    run(tmp_path, state, 0, script)
+
+
+def test_the_last_discard_ends_the_hand_and_shows_the_score_sheet(tmp_path: Path) -> None:
+    state, last = finishing_position()
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        await put_cursor(app, pilot, last)
+        await pilot.press("x")  # the finishing discard is never asked about
+        await settle(pilot, app, lambda: isinstance(app.screen, ScoreSheetScreen), timeout=15)
+        text = screen_text(app)
+        assert "Score sheet after hand 1" in text
+        assert "finished by you" in text
+        assert "-101" in text
+        await pilot.press("enter")
+        await settle(pilot, app, lambda: not isinstance(app.screen, ScoreSheetScreen))
+
+    run(tmp_path, state, 0, script)
+
+
+def test_a_spectator_sees_no_rack_and_cannot_move(tmp_path: Path) -> None:
+    state = dealt(11)
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        view = app.model.view
+        assert view is not None and not view.HasField("seat") and len(view.rack) == 0
+        assert "no rack is shown to spectators" in screen_text(app)
+        await pilot.press("d", "x", "space", "o")
+        await pilot.pause(0.1)
+        assert table.acts == [] and app.sent == []
+
+    run(tmp_path, state, None, script)
