@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Final
 
+from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 from okey.v1 import common_pb2
 
 from okey101.engine.actions import (
@@ -234,9 +235,9 @@ def tile_from_id(tile_id: int, *, field: str = "tile_id") -> Tile:
 
 def tiles_from_ids(tile_ids: Iterable[int], *, field: str) -> tuple[Tile, ...]:
     """Tiles of ids (each checked; duplicates are the caller's to refuse)."""
-    ids = list(tile_ids)
-    if all(0 <= tile_id < TILE_COUNT for tile_id in ids):
-        return tuple(ALL_TILES[tile_id] for tile_id in ids)
+    ids = tile_ids if isinstance(tile_ids, list) else list(tile_ids)
+    if not ids or (min(ids) >= 0 and max(ids) < TILE_COUNT):
+        return tuple([ALL_TILES[tile_id] for tile_id in ids])
     return tuple(tile_from_id(tile_id, field=f"{field}[{i}]") for i, tile_id in enumerate(ids))
 
 
@@ -268,9 +269,32 @@ def tiles_to_proto(tiles: Iterable[Tile], okey: Okey | None = None) -> list[comm
     return [tile_to_proto(tile, okey) for tile in tiles]
 
 
+def _shared_tile(tile: Tile, okey: Okey | None) -> common_pb2.Tile:
+    """``tile_to_proto``'s prebuilt message itself, for a message that copies what it is given
+    (a constructor, ``add``, ``extend``, ``CopyFrom``): never to be changed."""
+    return _TILE_MESSAGES[tile.id][okey is not None and okey.is_wild(tile)]
+
+
+def _shared_tiles(tiles: Iterable[Tile], okey: Okey) -> list[common_pb2.Tile]:
+    """``_shared_tile`` of each tile."""
+    return [_TILE_MESSAGES[tile.id][okey.is_wild(tile)] for tile in tiles]
+
+
 def face_to_proto(face: int) -> common_pb2.Face:
     """A coloured face (0-51) as a Face message."""
+    if not 0 <= face < FACE_COUNT:
+        return _build_face(face)  # not a face: fails as building one does
+    message = common_pb2.Face()
+    message.CopyFrom(_FACE_MESSAGES[face])
+    return message
+
+
+def _build_face(face: int) -> common_pb2.Face:
     return common_pb2.Face(colour=_COLOURS[face_colour(face)], number=face_number(face))
+
+
+# Every Face message (52), built once, like the tiles (shared: copied by whoever takes one).
+_FACE_MESSAGES: Final = tuple(_build_face(face) for face in range(FACE_COUNT))
 
 
 def face_from_proto(
@@ -302,31 +326,51 @@ class TileLedger:
     """
 
     def __init__(self, indicator: Tile | None = None) -> None:
-        # Where each tile was named: (field, index in it or -1), spelled out only for an error.
-        self._seen: dict[int, tuple[str, int]] = {}
+        self._ids: set[int] = set()
+        # Where tiles were named, in order: (field, index or -1, ids) for one tile, or (field,
+        # None, ids) for a list whose tile ``i`` is at ``field[i]``; read only for an error.
+        self._places: list[tuple[str, int | None, Sequence[int]]] = []
         self._indicator = indicator
         if indicator is not None:
-            self._seen[indicator.id] = ("indicator", -1)
+            self._ids.add(indicator.id)
+            self._places.append(("indicator", -1, (indicator.id,)))
 
     def add(self, tile: Tile, field: str, index: int = -1) -> None:
-        first = self._seen.get(tile.id)
-        if first is None:
-            self._seen[tile.id] = (field, index)
+        if tile.id in self._ids:
+            raise self._repeated(tile, _field_path(field, index))
+        self._ids.add(tile.id)
+        self._places.append((field, index, (tile.id,)))
+
+    def add_all(self, tiles: Sequence[Tile], field: str) -> None:
+        self.add_ids([tile.id for tile in tiles], field)
+
+    def add_ids(self, tile_ids: Sequence[int], field: str) -> None:
+        """``add_all`` for the tiles of valid ids (as ``tiles_from_ids`` checked them)."""
+        fresh = set(tile_ids)
+        # Set operations check a whole list at once; tile by tile only to name a repeat.
+        if len(fresh) == len(tile_ids) and self._ids.isdisjoint(fresh):
+            self._ids |= fresh
+            self._places.append((field, None, tile_ids))
             return
-        where = _field_path(field, index)
+        for index, tile_id in enumerate(tile_ids):
+            self.add(ALL_TILES[tile_id], field, index)
+
+    def _repeated(self, tile: Tile, where: str) -> InvalidInput:
         if self._indicator is not None and tile.id == self._indicator.id:
-            raise InvalidInput("TOO_MANY_COPIES", tile=str(tile), field=where)
-        raise InvalidInput(
+            return InvalidInput("TOO_MANY_COPIES", tile=str(tile), field=where)
+        return InvalidInput(
             "DUPLICATE_TILE_ID",
             tile=str(tile),
             tile_id=tile.id,
             field=where,
-            first_field=_field_path(*first),
+            first_field=self._first_place(tile.id),
         )
 
-    def add_all(self, tiles: Sequence[Tile], field: str) -> None:
-        for index, tile in enumerate(tiles):
-            self.add(tile, field, index)
+    def _first_place(self, tile_id: int) -> str:
+        for field, index, ids in self._places:
+            if tile_id in ids:
+                return _field_path(field, list(ids).index(tile_id) if index is None else index)
+        raise AssertionError(f"tile {tile_id} was never named")
 
 
 def _field_path(field: str, index: int) -> str:
@@ -346,9 +390,10 @@ def meld_to_proto(meld: Meld, okey: Okey) -> common_pb2.Meld:
         value=meld.value,
     )
     for tile, stands in zip(meld.tiles, meld.stands_for, strict=True):
-        item = message.tiles.add(tile=tile_to_proto(tile, okey))
-        if stands is not None:
-            item.stands_for.CopyFrom(face_to_proto(stands))
+        if stands is None:
+            message.tiles.add(tile=_shared_tile(tile, okey))
+        else:
+            message.tiles.add(tile=_shared_tile(tile, okey), stands_for=_FACE_MESSAGES[stands])
     return message
 
 
@@ -731,12 +776,12 @@ def event_to_proto(event: Event, state: HandState, *, for_seat: int | None) -> c
     okey = state.okey
     message = common_pb2.Event(
         kind=f"EVENT_KIND_{event.kind.upper()}",
-        tiles=tiles_to_proto(event.tiles, okey),
+        tiles=_shared_tiles(event.tiles, okey),
     )
     if event.seat is not None:
         message.seat = event.seat
         if for_seat == event.seat:
-            message.private_tiles.extend(tiles_to_proto(event.private, okey))
+            message.private_tiles.extend(_shared_tiles(event.private, okey))
     if event.meld is not None:
         message.meld_index = event.meld
         if event.meld < len(state.table):
@@ -753,7 +798,7 @@ def event_to_proto(event: Event, state: HandState, *, for_seat: int | None) -> c
 
 def _revealed(state: HandState) -> list[common_pb2.RevealedRack]:
     return [
-        common_pb2.RevealedRack(seat=index, tiles=tiles_to_proto(seat.rack, state.okey))
+        common_pb2.RevealedRack(seat=index, tiles=_shared_tiles(seat.rack, state.okey))
         for index, seat in enumerate(state.seats)
     ]
 
@@ -818,7 +863,11 @@ def seat_view_to_proto(state: HandState, seat: int | None) -> common_pb2.SeatVie
     tile; ``playable``: a run or set on the table could take it). A spectator gets no rack.
     The table's own fields (ids, sequence, occupants, deadline, deal, match totals) stay empty.
     """
-    return _seat_view(state, seat, _public_view(state))
+    public = _public_view(state)
+    if seat is None:
+        return public
+    own = _own_part(state, seat, _rack_entries(state))
+    return common_pb2.SeatView.FromString(public.SerializeToString() + own)
 
 
 def seat_views_to_proto(
@@ -826,8 +875,34 @@ def seat_views_to_proto(
 ) -> tuple[list[common_pb2.SeatView], common_pb2.SeatView]:
     """Every seat's view and a spectator's, the face-up part built once for all five."""
     public = _public_view(state)
-    seats = [_seat_view(state, seat, public) for seat in range(len(state.seats))]
-    return seats, _seat_view(state, None, public)
+    shared = public.SerializeToString()
+    entries = _rack_entries(state)
+    seats = [
+        common_pb2.SeatView.FromString(shared + _own_part(state, seat, entries))
+        for seat in range(len(state.seats))
+    ]
+    return seats, public
+
+
+def add_seat_views(
+    state: HandState,
+    views: RepeatedCompositeFieldContainer[common_pb2.SeatView],
+    spectator: common_pb2.SeatView,
+) -> None:
+    """``seat_views_to_proto`` written straight into a response's ``views`` (appended, in seat
+    order) and ``spectator_view`` (replaced): nothing is built twice.
+
+    The face-up part is built and serialized once; each seat's view is those bytes followed by
+    the seat's number and rack entries, all prebuilt: parsing concatenated messages merges
+    them (repeated fields append), which is how protobuf defines it, and is several times
+    cheaper than copying a hundred RackTile messages one by one.
+    """
+    public = _public_view(state)
+    shared = public.SerializeToString()
+    entries = _rack_entries(state)
+    for seat in range(len(state.seats)):
+        views.add().MergeFromString(shared + _own_part(state, seat, entries))
+    spectator.CopyFrom(public)
 
 
 def _public_view(state: HandState) -> common_pb2.SeatView:
@@ -837,15 +912,16 @@ def _public_view(state: HandState) -> common_pb2.SeatView:
     seen = view(state, state.turn)
     message = common_pb2.SeatView(
         rules_version=seen.version,
-        indicator=tile_to_proto(seen.indicator, okey),
-        okey=face_to_proto(seen.okey_face),
+        rules=_rules_message(state.rules),
+        indicator=_shared_tile(seen.indicator, okey),
+        okey=_FACE_MESSAGES[seen.okey_face],
         dealer=seen.dealer,
         turn=seen.turn,
         phase=_PHASES[seen.phase],
         turn_number=seen.turn_number,
         stock_count=seen.stock_count,
+        turn_progress=_turn_progress(state.this_turn, okey),
     )
-    message.rules.CopyFrom(_rules_message(state.rules))
     for index, (meld, owner) in enumerate(seen.table):
         message.table.add(index=index, owner_seat=owner, meld=meld_to_proto(meld, okey))
     for other in seen.seats:
@@ -853,7 +929,7 @@ def _public_view(state: HandState) -> common_pb2.SeatView:
         message.seats.add(
             seat=other.seat,
             tile_count=other.tile_count,
-            discards=tiles_to_proto(other.discards, okey),
+            discards=_shared_tiles(other.discards, okey),
             opened_as=_OPENINGS[other.opened_as],
             opened_on_turn=public.opened_on_turn,
             penalties=[_PENALTIES[reason] for reason in public.penalties],
@@ -862,48 +938,58 @@ def _public_view(state: HandState) -> common_pb2.SeatView:
             showed_indicator=public.showed_indicator,
         )
     if seen.takeable is not None:
-        message.takeable.CopyFrom(tile_to_proto(seen.takeable, okey))
-    message.turn_progress.CopyFrom(_turn_progress(state.this_turn, okey))
+        message.takeable.CopyFrom(_shared_tile(seen.takeable, okey))
     if seen.result is not None:
         message.result.CopyFrom(hand_result_to_proto(seen.result, state))
     for index, rack in enumerate(seen.revealed_racks):
-        message.revealed_racks.add(seat=index, tiles=tiles_to_proto(rack, okey))
+        message.revealed_racks.add(seat=index, tiles=_shared_tiles(rack, okey))
     return message
 
 
-def _seat_view(
-    state: HandState, seat: int | None, public: common_pb2.SeatView
-) -> common_pb2.SeatView:
-    """``public`` with ``seat``'s own rack (a spectator: none)."""
-    message = common_pb2.SeatView()
-    message.CopyFrom(public)
-    if seat is None:
-        return message
+def _own_part(state: HandState, seat: int, entries: Sequence[bytes]) -> bytes:
+    """What a seat's view adds to the face-up part, serialized: its number and its rack."""
+    return _SEAT_NUMBERS[seat] + b"".join([entries[tile.id] for tile in state.seats[seat].rack])
+
+
+def _rack_entries(state: HandState) -> list[bytes]:
+    """Each tile's serialized rack entry (by tile id) in ``state``: wild for the two okeys,
+    playable (and so a costly discard) for a tile playing as a face the table could take (a
+    false joker plays as the okey's face), plain otherwise."""
     okey = state.okey
-    message.seat = seat
+    entries = list(_RACK_ENTRIES[_PLAIN])
     playable = playable_faces(state.table_melds(), state.rules)
-    message.rack.extend(
-        _RACK_TILES[tile.id][okey.is_wild(tile)][
-            not okey.is_wild(tile) and okey.plays_as(tile) in playable
-        ]
-        for tile in state.seats[seat].rack
-    )
-    return message
+    for face in playable:
+        if 0 <= face < FACE_COUNT:
+            tile_id = face * 2
+            entries[tile_id : tile_id + 2] = _RACK_ENTRIES[_PLAYABLE][tile_id : tile_id + 2]
+    if okey.face in playable:
+        for joker in _FALSE_JOKER_IDS:
+            entries[joker] = _RACK_ENTRIES[_PLAYABLE][joker]
+    for wild in (okey.face * 2, okey.face * 2 + 1):
+        entries[wild] = _RACK_ENTRIES[_WILD][wild]
+    return entries
 
 
 def _build_rack_tile(tile: Tile, wild: bool, playable: bool) -> common_pb2.RackTile:
-    message = common_pb2.RackTile(playable=playable, costly_discard=wild or playable)
-    message.tile.CopyFrom(_TILE_MESSAGES[tile.id][wild])
-    return message
-
-
-# Every RackTile there can be, by tile id, wild, playable (extending a rack copies them).
-_RACK_TILES: Final[tuple[tuple[tuple[common_pb2.RackTile, ...], ...], ...]] = tuple(
-    tuple(
-        tuple(_build_rack_tile(tile, wild, playable) for playable in (False, True))
-        for wild in (False, True)
+    return common_pb2.RackTile(
+        tile=_TILE_MESSAGES[tile.id][wild], playable=playable, costly_discard=wild or playable
     )
-    for tile in ALL_TILES
+
+
+# The kinds of rack entry (a wild tile is never marked playable: see RackTile in common.proto).
+_PLAIN, _PLAYABLE, _WILD = 0, 1, 2
+_FALSE_JOKER_IDS: Final = tuple(tile.id for tile in ALL_TILES if tile.is_false_joker)
+# Every rack entry there can be, serialized as a SeatView holding just it, by kind then tile id.
+_RACK_ENTRIES: Final[tuple[tuple[bytes, ...], ...]] = tuple(
+    tuple(
+        common_pb2.SeatView(rack=[_build_rack_tile(tile, wild, playable)]).SerializeToString()
+        for tile in ALL_TILES
+    )
+    for wild, playable in ((False, False), (False, True), (True, False))
+)
+# A SeatView's ``seat`` field for each seat, serialized.
+_SEAT_NUMBERS: Final = tuple(
+    common_pb2.SeatView(seat=seat).SerializeToString() for seat in range(SEATS)
 )
 
 
@@ -922,7 +1008,7 @@ def _turn_progress(this_turn: ThisTurn, okey: Okey) -> common_pb2.TurnProgress:
         took_okey=this_turn.took_okey,
     )
     if this_turn.taken is not None:
-        message.taken.CopyFrom(tile_to_proto(this_turn.taken, okey))
+        message.taken.CopyFrom(_shared_tile(this_turn.taken, okey))
     return message
 
 
@@ -1184,16 +1270,22 @@ def _revealed_from_proto(
 
 def hand_state_to_proto(state: HandState) -> common_pb2.HandState:
     """The whole state (every rack, the stock's order): for services only."""
-    message = common_pb2.HandState(
-        rules_version=state.version,
-        rules=rules_to_proto(state.rules),
-        indicator_tile_id=state.okey.indicator.id,
-        dealer=state.dealer,
-        turn=state.turn,
-        phase=_PHASES[state.phase],
-        stock_tile_ids=[tile.id for tile in state.stock],
-        turn_number=state.turn_number,
-    )
+    message = common_pb2.HandState()
+    fill_hand_state(message, state)
+    return message
+
+
+def fill_hand_state(message: common_pb2.HandState, state: HandState) -> None:
+    """``hand_state_to_proto`` written into ``message`` (an empty one, e.g. a response's
+    ``state``), so that it is not built and then copied."""
+    message.rules_version = state.version
+    message.rules.CopyFrom(_rules_message(state.rules))
+    message.indicator_tile_id = state.okey.indicator.id
+    message.dealer = state.dealer
+    message.turn = state.turn
+    message.phase = _PHASES[state.phase]
+    message.stock_tile_ids.extend([tile.id for tile in state.stock])
+    message.turn_number = state.turn_number
     for seat in state.seats:
         message.seats.add(
             rack_tile_ids=[tile.id for tile in seat.rack],
@@ -1213,9 +1305,10 @@ def hand_state_to_proto(state: HandState) -> common_pb2.HandState:
             colour=colour_to_proto(meld.colour),
         )
         for tile, stands in zip(meld.tiles, meld.stands_for, strict=True):
-            tile_message = added.tiles.add(tile_id=tile.id)
-            if stands is not None:
-                tile_message.stands_for.CopyFrom(face_to_proto(stands))
+            if stands is None:
+                added.tiles.add(tile_id=tile.id)
+            else:
+                added.tiles.add(tile_id=tile.id, stands_for=_FACE_MESSAGES[stands])
     if state.takeable is not None:
         message.takeable_tile_id = state.takeable.id
     turn = state.this_turn
@@ -1232,7 +1325,6 @@ def hand_state_to_proto(state: HandState) -> common_pb2.HandState:
         message.this_turn.taken_tile_id = turn.taken.id
     if state.result is not None:
         message.result.CopyFrom(hand_result_to_proto(state.result, state))
-    return message
 
 
 def hand_state_from_proto(message: common_pb2.HandState, *, field: str = "state") -> HandState:
@@ -1267,29 +1359,40 @@ def hand_state_from_proto(message: common_pb2.HandState, *, field: str = "state"
     seats = []
     for index, seat in enumerate(message.seats):
         where = f"{field}.seats[{index}]"
-        rack = tiles_from_ids(seat.rack_tile_ids, field=f"{where}.rack_tile_ids")
+        # Plain lists: a message's repeated field is slow to iterate, and each is read twice.
+        rack_ids = seat.rack_tile_ids[:]
+        rack = tiles_from_ids(rack_ids, field=f"{where}.rack_tile_ids")
         if len(rack) > MAX_RACK:
             raise _bad_field(f"{where}.rack_tile_ids", f"{len(rack)} tiles")
-        discards = tiles_from_ids(seat.discard_tile_ids, field=f"{where}.discard_tile_ids")
-        ledger.add_all(rack, f"{where}.rack_tile_ids")
-        ledger.add_all(discards, f"{where}.discard_tile_ids")
-        if not -1 <= seat.opened_on_turn <= MAX_COUNT:
-            raise _bad_field(f"{where}.opened_on_turn", seat.opened_on_turn)
-        if seat.turns_played > MAX_COUNT:
-            raise _bad_field(f"{where}.turns_played", seat.turns_played)
-        if len(seat.penalties) > MAX_PENALTIES:
-            raise _bad_field(f"{where}.penalties", f"{len(seat.penalties)} penalties")
+        discard_ids = seat.discard_tile_ids[:]
+        discards = tiles_from_ids(discard_ids, field=f"{where}.discard_tile_ids")
+        ledger.add_ids(rack_ids, f"{where}.rack_tile_ids")
+        ledger.add_ids(discard_ids, f"{where}.discard_tile_ids")
+        opened_on_turn = seat.opened_on_turn
+        if not -1 <= opened_on_turn <= MAX_COUNT:
+            raise _bad_field(f"{where}.opened_on_turn", opened_on_turn)
+        turns_played = seat.turns_played
+        if turns_played > MAX_COUNT:
+            raise _bad_field(f"{where}.turns_played", turns_played)
+        penalties = seat.penalties
+        if len(penalties) > MAX_PENALTIES:
+            raise _bad_field(f"{where}.penalties", f"{len(penalties)} penalties")
+        opened = seat.opened_as
+        if opened not in _OPENINGS_BACK:
+            opened_as_from_proto(opened, field=f"{where}.opened_as")  # raises: no such kind
         seats.append(
             Seat(
                 rack=rack,
                 discards=discards,
-                opened_as=opened_as_from_proto(seat.opened_as, field=f"{where}.opened_as"),
-                opened_on_turn=seat.opened_on_turn,
+                opened_as=_OPENINGS_BACK[opened],
+                opened_on_turn=opened_on_turn,
                 penalties=tuple(
                     penalty_reason_from_proto(reason, field=f"{where}.penalties[{i}]")
-                    for i, reason in enumerate(seat.penalties)
-                ),
-                turns_played=seat.turns_played,
+                    for i, reason in enumerate(penalties)
+                )
+                if penalties
+                else (),
+                turns_played=turns_played,
                 showed_indicator=seat.showed_indicator,
             )
         )
@@ -1299,8 +1402,9 @@ def hand_state_from_proto(message: common_pb2.HandState, *, field: str = "state"
         item = _state_meld_from_proto(meld_message, okey, rules, where)
         ledger.add_all(item.meld.tiles, f"{where}.tiles")
         table.append(item)
-    stock = tiles_from_ids(message.stock_tile_ids, field=f"{field}.stock_tile_ids")
-    ledger.add_all(stock, f"{field}.stock_tile_ids")
+    stock_ids = message.stock_tile_ids[:]
+    stock = tiles_from_ids(stock_ids, field=f"{field}.stock_tile_ids")
+    ledger.add_ids(stock_ids, f"{field}.stock_tile_ids")
     takeable: Tile | None = None
     if message.HasField("takeable_tile_id"):
         where = f"{field}.takeable_tile_id"
@@ -1369,6 +1473,7 @@ __all__ = [
     "TileLedger",
     "action_from_proto",
     "action_to_proto",
+    "add_seat_views",
     "colour_to_proto",
     "end_reason_from_proto",
     "end_reason_to_proto",
@@ -1376,6 +1481,7 @@ __all__ = [
     "event_to_proto",
     "face_from_proto",
     "face_to_proto",
+    "fill_hand_state",
     "finish_from_proto",
     "finish_to_proto",
     "group_from_proto",

@@ -386,20 +386,17 @@ def playable_tiles(
 # DealHand, ApplyAction, ViewHand
 
 
-def _views(state: HandState) -> tuple[list[common_pb2.SeatView], common_pb2.SeatView]:
-    return convert.seat_views_to_proto(state)
-
-
 def deal_hand(request: rules_pb2.DealHandRequest, language: Language) -> rules_pb2.DealHandResponse:
     rules = convert.rules_from_proto(request.rules)
     deck_ids = list(request.deck_tile_ids)
     if sorted(deck_ids) != list(range(TILE_COUNT)):
         raise InvalidInput("BAD_DECK", tiles=len(deck_ids), field="deck_tile_ids")
     state = deal(rules, request.dealer, [tile_by_id(tile_id) for tile_id in deck_ids])
-    views, spectator = _views(state)
-    return rules_pb2.DealHandResponse(
-        state=convert.hand_state_to_proto(state), views=views, spectator_view=spectator
-    )
+    # Written into the response in place: a finished message passed to it would be copied.
+    response = rules_pb2.DealHandResponse()
+    convert.fill_hand_state(response.state, state)
+    convert.add_seat_views(state, response.views, response.spectator_view)
+    return response
 
 
 def apply_action(
@@ -425,13 +422,11 @@ def apply_action(
             raise _at_action(error, index) from None
         # The acting seat's copy: its private tiles included (see ApplyActionResponse.events).
         events.extend(convert.event_to_proto(event, state, for_seat=seat) for event in caused)
-    views, spectator = _views(state)
-    return rules_pb2.ApplyActionResponse(
-        state=convert.hand_state_to_proto(state),
-        events=events,
-        views=views,
-        spectator_view=spectator,
-    )
+    # Written into the response in place: a finished message passed to it would be copied.
+    response = rules_pb2.ApplyActionResponse(events=events)
+    convert.fill_hand_state(response.state, state)
+    convert.add_seat_views(state, response.views, response.spectator_view)
+    return response
 
 
 def view_hand(request: rules_pb2.ViewHandRequest, language: Language) -> rules_pb2.ViewHandResponse:

@@ -1,0 +1,122 @@
+"""The conversions' cheaper paths against what they stand for: views assembled from prebuilt
+serialized parts, state and views written into a response in place, the tile ledger that checks
+whole lists at once."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from okey.v1 import common_pb2, rules_pb2
+
+from okey101.engine.deal import deal, shuffled_deck
+from okey101.engine.errors import InvalidInput
+from okey101.engine.hand import HandState
+from okey101.engine.playout import RandomPlayer
+from okey101.engine.rules import RuleSet
+from okey101.engine.solver import playable_faces
+from okey101.engine.tiles import ALL_TILES, Okey
+from okey101.platform import convert
+
+PRESETS = ("oyna", "boombala", "north_sultan")
+
+
+def playout_states(preset: str, seed: int) -> list[HandState]:
+    """Every state of a seeded random playout, the deal and the end included."""
+    state = deal(RuleSet.preset(preset), seed % 4, shuffled_deck(random.Random(seed)))
+    players = [RandomPlayer(random.Random(seed * 10 + seat)) for seat in range(4)]
+    states = [state]
+    while not state.ended:
+        state = players[state.turn].turn(state)[-1][1]
+        states.append(state)
+    return states
+
+
+def expected_rack(state: HandState, seat: int) -> list[common_pb2.RackTile]:
+    """A seat's rack entries, tile by tile, from the engine's own rules for them."""
+    okey = state.okey
+    playable = playable_faces(state.table_melds(), state.rules)
+    entries = []
+    for tile in state.seats[seat].rack:
+        wild = okey.is_wild(tile)
+        takes = not wild and okey.plays_as(tile) in playable
+        entries.append(
+            common_pb2.RackTile(
+                tile=convert.tile_to_proto(tile, okey), playable=takes, costly_discard=wild or takes
+            )
+        )
+    return entries
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_views_are_the_face_up_part_plus_the_seat_and_its_rack(preset: str) -> None:
+    checked = wild_seen = playable_seen = 0
+    for seed in range(3):
+        for state in playout_states(preset, 200 + seed):
+            views, spectator = convert.seat_views_to_proto(state)
+            assert not spectator.HasField("seat") and not spectator.rack
+            assert spectator == convert.seat_view_to_proto(state, None)
+            response = rules_pb2.ApplyActionResponse()
+            convert.add_seat_views(state, response.views, response.spectator_view)
+            assert list(response.views) == views and response.spectator_view == spectator
+            for seat, seat_view in enumerate(views):
+                assert seat_view == convert.seat_view_to_proto(state, seat)
+                assert seat_view.HasField("seat") and seat_view.seat == seat
+                assert list(seat_view.rack) == expected_rack(state, seat)
+                face_up = common_pb2.SeatView()
+                face_up.CopyFrom(seat_view)
+                face_up.ClearField("seat")
+                face_up.ClearField("rack")
+                assert face_up == spectator
+                wild_seen += sum(entry.tile.wild for entry in seat_view.rack)
+                playable_seen += sum(entry.playable for entry in seat_view.rack)
+                checked += 1
+    assert checked > 100 and wild_seen and playable_seen
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_a_state_written_in_place_is_the_state_message(preset: str) -> None:
+    for state in playout_states(preset, 300)[::5]:
+        response = rules_pb2.ApplyActionResponse()
+        convert.fill_hand_state(response.state, state)
+        assert response.HasField("state")
+        assert response.state == convert.hand_state_to_proto(state)
+
+
+def _refusal(ledger: convert.TileLedger, *steps: tuple[str, list[int]]) -> dict[str, str]:
+    """The parameters of the error the last step raises (each step adds a list of tile ids)."""
+    *before, (last_field, last_ids) = steps
+    for field, tile_ids in before:
+        ledger.add_all([ALL_TILES[tile_id] for tile_id in tile_ids], field)
+    with pytest.raises(InvalidInput) as caught:
+        ledger.add_ids(last_ids, last_field)
+    return {"code": caught.value.code, **{k: str(v) for k, v in caught.value.params.items()}}
+
+
+def test_the_ledger_names_a_repeated_tile_and_where_it_was_first() -> None:
+    okey = Okey(ALL_TILES[10])
+    within = _refusal(convert.TileLedger(okey.indicator), ("rack", [1, 2, 3, 2]))
+    assert (within["code"], within["field"], within["first_field"]) == (
+        "DUPLICATE_TILE_ID",
+        "rack[3]",
+        "rack[1]",
+    )
+    across = _refusal(convert.TileLedger(), ("a", [5, 6]), ("b", [7]), ("c", [8, 9, 7]))
+    assert (across["field"], across["first_field"], across["tile_id"]) == ("c[2]", "b[0]", "7")
+    single = convert.TileLedger()
+    single.add(ALL_TILES[40], "taken")
+    assert _refusal(single, ("stock", [41, 40]))["first_field"] == "taken"
+    indicator = _refusal(convert.TileLedger(okey.indicator), ("rack", [0, 10]))
+    assert (indicator["code"], indicator["field"]) == ("TOO_MANY_COPIES", "rack[1]")
+
+
+def test_the_ledger_keeps_what_came_before_a_refused_tile() -> None:
+    # Validation answers go on after a refused tile: the tiles before it stay counted.
+    ledger = convert.TileLedger()
+    ledger.add_all([ALL_TILES[1]], "first")
+    with pytest.raises(InvalidInput):
+        ledger.add_ids([2, 1, 3], "second")
+    with pytest.raises(InvalidInput) as caught:
+        ledger.add(ALL_TILES[2], "third")
+    assert caught.value.params["first_field"] == "second[0]"
+    ledger.add(ALL_TILES[3], "fourth")  # never counted: the list stopped at the repeat
