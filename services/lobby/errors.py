@@ -1,0 +1,248 @@
+"""The lobby's own error codes, their statuses and their sentences (English, Turkish).
+
+The class gives the status (``platform.errors``): ``Invalid`` INVALID_ARGUMENT, ``Conflict``
+FAILED_PRECONDITION, ``Missing`` NOT_FOUND, ``Denied`` PERMISSION_DENIED, ``Unauthorized``
+UNAUTHENTICATED, ``Exists`` ALREADY_EXISTS (``status_of`` below: the platform has no class for
+it), ``Limited`` RESOURCE_EXHAUSTED, ``NotReady`` UNAVAILABLE. Each renders its sentence from
+``CATALOGUE`` here, falling back to the platform's and the engine's catalogues for codes they own
+(TABLE_NOT_FOUND, PLAYER_NOT_FOUND, RATE_LIMITED, BAD_FIELD, ...).
+
+No parameter ever holds a password, a secret or a token: parameters go back to the caller as
+ErrorInfo metadata, and a length rule is named instead of the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+import grpc
+from google.rpc import status_pb2
+
+from okey101.engine.errors import InvalidInput, OkeyError, RuleViolation
+from okey101.platform.errors import (
+    Language,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+    Unauthenticated,
+    Unavailable,
+    rich_status,
+)
+from okey101.platform.messages import render as render_platform
+
+CATALOGUE: dict[str, dict[str, str]] = {
+    # Malformed requests.
+    "FIELD_REQUIRED": {
+        "en": "The request needs {field}.",
+        "tr": "İstekte {field} alanı olmalı.",
+    },
+    "BAD_LENGTH": {
+        "en": "The field {field} must be {minimum} to {maximum} characters long.",
+        "tr": "{field} alanı {minimum} ile {maximum} karakter arasında olmalı.",
+    },
+    "BAD_USERNAME": {
+        "en": "A username is 3 to 32 characters of a-z, 0-9, '_', '.' and '-'.",
+        "tr": "Kullanıcı adı a-z, 0-9, '_', '.' ve '-' karakterlerinden 3 ile 32 tane olmalı.",
+    },
+    "BAD_REQUEST_ID": {
+        "en": "A request_id is 1 to 64 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'.",
+        "tr": "request_id, A-Z, a-z, 0-9, '.', '_', ':' ve '-' karakterlerinden 1 ile 64 tane "
+        "olmalı.",
+    },
+    "REQUEST_ID_REUSED": {
+        "en": "This request_id was already used for a different request; use a new one.",
+        "tr": "Bu request_id başka bir istek için kullanıldı; yenisini kullanın.",
+    },
+    "PAGE_TOKEN_INVALID": {
+        "en": "The page token is not one this call gave for the same request; start again from "
+        "the first page.",
+        "tr": "Sayfa anahtarı bu istek için verilmiş bir anahtar değil; ilk sayfadan yeniden "
+        "başlayın.",
+    },
+    "DUPLICATE_SEAT": {
+        "en": "Seat {seat} is named twice.",
+        "tr": "{seat} numaralı koltuk iki kez geçiyor.",
+    },
+    "BAD_SEAT": {
+        "en": "A seat is 0, 1, 2 or 3, not {seat}.",
+        "tr": "Koltuk 0, 1, 2 ya da 3 olur, {seat} değil.",
+    },
+    # Who you are.
+    "GUEST_SECRET_REQUIRED": {
+        "en": "This device has logged in before: send the guest secret its first login gave.",
+        "tr": "Bu cihaz daha önce giriş yaptı: ilk girişte verilen misafir sırrını gönderin.",
+    },
+    "BAD_GUEST_SECRET": {
+        "en": "The guest secret does not match this device.",
+        "tr": "Misafir sırrı bu cihazla eşleşmiyor.",
+    },
+    "BAD_CREDENTIALS": {
+        "en": "The username or the password is wrong.",
+        "tr": "Kullanıcı adı ya da şifre yanlış.",
+    },
+    "REFRESH_TOKEN_INVALID": {
+        "en": "The refresh token is not valid; log in again.",
+        "tr": "Yenileme anahtarı geçerli değil; yeniden giriş yapın.",
+    },
+    "REFRESH_TOKEN_EXPIRED": {
+        "en": "The refresh token has expired; log in again.",
+        "tr": "Yenileme anahtarının süresi doldu; yeniden giriş yapın.",
+    },
+    "REFRESH_TOKEN_REVOKED": {
+        "en": "The refresh token was revoked (logged out); log in again.",
+        "tr": "Yenileme anahtarı iptal edildi (çıkış yapıldı); yeniden giriş yapın.",
+    },
+    "REFRESH_TOKEN_REUSED": {
+        "en": "This refresh token was already used, so every token of this login is now "
+        "revoked; log in again.",
+        "tr": "Bu yenileme anahtarı daha önce kullanıldı; bu yüzden bu girişin tüm anahtarları "
+        "iptal edildi. Yeniden giriş yapın.",
+    },
+    # State.
+    "USERNAME_TAKEN": {
+        "en": "The username {username} is taken.",
+        "tr": "{username} kullanıcı adı alınmış.",
+    },
+    "GUEST_UPGRADED": {
+        "en": "This device's guest has become the account {username}: log in with it.",
+        "tr": "Bu cihazın misafiri {username} hesabına dönüştü: o hesapla giriş yapın.",
+    },
+    "ALREADY_ACCOUNT": {
+        "en": "You already have an account.",
+        "tr": "Zaten bir hesabınız var.",
+    },
+    "TOURNAMENT_FULL": {
+        "en": "Tournament {tournament_id} is full ({max_players} players).",
+        "tr": "{tournament_id} turnuvası dolu ({max_players} oyuncu).",
+    },
+    "TOURNAMENT_NOT_REGISTERING": {
+        "en": "Tournament {tournament_id} no longer takes registrations (it is {state}).",
+        "tr": "{tournament_id} turnuvası artık kayıt almıyor (durumu: {state}).",
+    },
+    "TOURNAMENT_TOO_FEW_PLAYERS": {
+        "en": "Tournament {tournament_id} needs at least {minimum} registered players to start, "
+        "it has {registered}.",
+        "tr": "{tournament_id} turnuvasının başlaması için en az {minimum} kayıtlı oyuncu "
+        "gerekir, {registered} var.",
+    },
+    # Permission.
+    "NOT_TOURNAMENT_CREATOR": {
+        "en": "Only the creator of tournament {tournament_id} may start it.",
+        "tr": "{tournament_id} turnuvasını yalnızca onu kuran başlatabilir.",
+    },
+    "NOT_YOUR_TICKET": {
+        "en": "Quick-match ticket {ticket_id} is not yours.",
+        "tr": "{ticket_id} hızlı oyun bileti sizin değil.",
+    },
+    "PLAYER_TOKEN_REQUIRED": {
+        "en": "This call needs a player's token.",
+        "tr": "Bu çağrı bir oyuncu anahtarı (token) ister.",
+    },
+    # Lookups.
+    "BAD_INVITE_CODE": {
+        "en": "No table has the invite code {invite_code}.",
+        "tr": "{invite_code} davet kodlu bir masa yok.",
+    },
+    "TOURNAMENT_NOT_FOUND": {
+        "en": "There is no tournament {tournament_id}.",
+        "tr": "{tournament_id} numaralı bir turnuva yok.",
+    },
+    "TICKET_NOT_FOUND": {
+        "en": "There is no quick-match ticket {ticket_id}.",
+        "tr": "{ticket_id} numaralı bir hızlı oyun bileti yok.",
+    },
+    # Serving.
+    "SERVICE_STARTING": {
+        "en": "The lobby is still starting; try again in a moment.",
+        "tr": "Lobi henüz açılıyor; birazdan tekrar deneyin.",
+    },
+    "DATABASE_UNAVAILABLE": {
+        "en": "The lobby's database cannot be reached just now; try again.",
+        "tr": "Lobinin veritabanına şu anda ulaşılamıyor; tekrar deneyin.",
+    },
+    "PEER_UNAVAILABLE": {
+        "en": "The {service} service cannot be reached just now; try again.",
+        "tr": "{service} servisine şu anda ulaşılamıyor; tekrar deneyin.",
+    },
+}
+
+
+def render(code: str, language: str, params: Mapping[str, object]) -> str:
+    """The sentence for ``code``: this catalogue first, then the platform's and the engine's."""
+    entry = CATALOGUE.get(code)
+    if entry is None:
+        return render_platform(code, language, params)
+    template = entry.get(language, entry["en"])
+    return template.format_map(_Lenient(params))
+
+
+class _Lenient(dict[str, object]):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+class _Catalogued(OkeyError):
+    #: A status that overrides the platform's mapping (only ALREADY_EXISTS needs one).
+    status: ClassVar[grpc.StatusCode | None] = None
+
+    def message(self, language: str = "en") -> str:
+        return render(self.code, language, self.params)
+
+
+class Invalid(_Catalogued, InvalidInput):
+    """Malformed input: INVALID_ARGUMENT."""
+
+
+class Conflict(_Catalogued, RuleViolation):
+    """Well formed, but the state does not allow it: FAILED_PRECONDITION."""
+
+
+class Missing(_Catalogued, NotFound):
+    """Nothing under that id or code: NOT_FOUND."""
+
+
+class Denied(_Catalogued, PermissionDenied):
+    """Someone else's (a seat, a ticket, a tournament to start): PERMISSION_DENIED."""
+
+
+class Unauthorized(_Catalogued, Unauthenticated):
+    """A credential that does not prove who you are: UNAUTHENTICATED."""
+
+
+class Exists(_Catalogued, RuleViolation):
+    """Creating what exists: ALREADY_EXISTS."""
+
+    status = grpc.StatusCode.ALREADY_EXISTS
+
+
+class Limited(_Catalogued, ResourceExhausted):
+    """A rate limit: RESOURCE_EXHAUSTED with ``retry_after_ms``."""
+
+
+class NotReady(_Catalogued, Unavailable):
+    """Starting, or the database or a peer cannot be reached: UNAVAILABLE (retry)."""
+
+
+def status_of(error: OkeyError, language: Language) -> status_pb2.Status:
+    """The ``google.rpc.Status`` of ``error`` (the platform's, with a lobby override)."""
+    status = rich_status(error, language)
+    override = getattr(error, "status", None)
+    if isinstance(override, grpc.StatusCode):
+        status.code = override.value[0]
+    return status
+
+
+__all__ = [
+    "CATALOGUE",
+    "Conflict",
+    "Denied",
+    "Exists",
+    "Invalid",
+    "Limited",
+    "Missing",
+    "NotReady",
+    "Unauthorized",
+    "render",
+    "status_of",
+]

@@ -1,0 +1,267 @@
+"""The lobby's tables (SQLAlchemy Core). The Alembic history in ``migrations/`` creates them; a
+test checks the migrated schema matches these definitions.
+
+Every table is prefixed ``lobby_`` so services may share one database. Instants are integer
+microseconds since the epoch (``*_us``), as in the scoring service.
+
+- ``lobby_players``: guests (a device id and the SHA-256 of their guest secret) and accounts (a
+  unique lower-case username and an Argon2id hash of the password).
+- ``lobby_refresh_tokens``: one row per refresh token ever issued, stored as the SHA-256 of its
+  secret; ``family_id`` groups the tokens one login rotated through (a reused token revokes its
+  family); ``used_us`` marks a rotated one, ``revoked_us`` a revoked one.
+- ``lobby_requests``: the answers of state-changing calls by a digest of (method, caller,
+  request id), encrypted under a key derived from the request id (``idempotency``).
+- ``lobby_rate_limits``: a counter per (limit, subject digest, window start): fixed windows
+  shared by every lobby pod.
+- ``lobby_tables``: the tables the lobby created: private tables' invite codes, and where a table
+  came from (hosted, quick match, tournament).
+- ``lobby_queue``: quick-match tickets. A partial unique index keeps a player in one queue at a
+  time; matchers claim waiting tickets with ``FOR UPDATE SKIP LOCKED``.
+- ``lobby_tournaments``, ``lobby_tournament_players``, ``lobby_tournament_tables``: a tournament,
+  its entrants (with where they got to), and the tables of each round (with their results);
+  ``lobby_tournament_leases``: which lobby pod drives a tournament, until when.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    false,
+    text,
+)
+
+NAMING: Final = {
+    "ix": "ix_%(column_0_N_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING)
+
+#: Ids (player, table, ticket, tournament, token) are at most this long.
+ID_LENGTH: Final = 128
+
+players = Table(
+    "lobby_players",
+    metadata,
+    Column("player_id", String(ID_LENGTH), primary_key=True),
+    # guest or account.
+    Column("kind", String(8), nullable=False),
+    Column("display_name", String(64), nullable=False),
+    # Accounts: the username in lower case (unique).
+    Column("username", String(32), nullable=True, unique=True),
+    # Accounts: the Argon2id hash (PHC string).
+    Column("password_hash", Text, nullable=True),
+    # Guests (and accounts that were guests): the device (unique).
+    Column("device_id", String(128), nullable=True, unique=True),
+    # Guests: SHA-256 hex of the guest secret (a 256-bit random value).
+    Column("guest_secret_hash", String(64), nullable=True),
+    Column("created_us", BigInteger, nullable=False),
+    Column("upgraded_us", BigInteger, nullable=True),
+)
+
+refresh_tokens = Table(
+    "lobby_refresh_tokens",
+    metadata,
+    Column("token_id", String(ID_LENGTH), primary_key=True),
+    Column("family_id", String(ID_LENGTH), nullable=False),
+    Column(
+        "player_id",
+        String(ID_LENGTH),
+        ForeignKey("lobby_players.player_id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    # SHA-256 hex of the token's secret part.
+    Column("secret_hash", String(64), nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+    Column("expires_us", BigInteger, nullable=False),
+    Column("used_us", BigInteger, nullable=True),
+    Column("revoked_us", BigInteger, nullable=True),
+)
+Index("ix_lobby_refresh_tokens_family", refresh_tokens.c.family_id)
+Index("ix_lobby_refresh_tokens_player", refresh_tokens.c.player_id)
+
+requests = Table(
+    "lobby_requests",
+    metadata,
+    # SHA-256 hex of (method, caller, request id).
+    Column("request_key", String(64), primary_key=True),
+    Column("method", String(64), nullable=False),
+    # Nonce and AES-GCM ciphertext of (request fingerprint, answer).
+    Column("payload", LargeBinary, nullable=True),
+    Column("created_us", BigInteger, nullable=False),
+)
+Index("ix_lobby_requests_created", requests.c.created_us)
+
+rate_limits = Table(
+    "lobby_rate_limits",
+    metadata,
+    Column("bucket", String(64), primary_key=True),
+    Column("window_start_us", BigInteger, primary_key=True),
+    Column("action", String(32), nullable=False),
+    Column("count", Integer, nullable=False),
+)
+Index("ix_lobby_rate_limits_window", rate_limits.c.window_start_us)
+
+tables = Table(
+    "lobby_tables",
+    metadata,
+    Column("table_id", String(ID_LENGTH), primary_key=True),
+    Column("invite_code", String(64), nullable=True, unique=True),
+    # public or private.
+    Column("visibility", String(8), nullable=False),
+    Column("host_player_id", String(ID_LENGTH), nullable=False, server_default=""),
+    # hosted, quick_match or tournament.
+    Column("source", String(16), nullable=False),
+    Column("preset", String(32), nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+)
+
+queue = Table(
+    "lobby_queue",
+    metadata,
+    Column("ticket_id", String(ID_LENGTH), primary_key=True),
+    Column(
+        "player_id",
+        String(ID_LENGTH),
+        ForeignKey("lobby_players.player_id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("display_name", String(64), nullable=False),
+    Column("preset", String(32), nullable=False),
+    # waiting, matched or cancelled.
+    Column("state", String(16), nullable=False),
+    Column("enqueue_us", BigInteger, nullable=False),
+    Column("bots_fill_us", BigInteger, nullable=False),
+    Column("table_id", String(ID_LENGTH), nullable=True),
+    Column("seat", Integer, nullable=True),
+    Column("updated_us", BigInteger, nullable=False),
+)
+Index("ix_lobby_queue_waiting", queue.c.preset, queue.c.state, queue.c.enqueue_us)
+Index(
+    "ix_lobby_queue_one_waiting",
+    queue.c.player_id,
+    unique=True,
+    sqlite_where=text("state = 'waiting'"),
+    postgresql_where=text("state = 'waiting'"),
+)
+
+tournaments = Table(
+    "lobby_tournaments",
+    metadata,
+    Column("tournament_id", String(ID_LENGTH), primary_key=True),
+    Column("name", String(64), nullable=False),
+    # The okey.v1.RuleSet every table plays, as sent (resolved by the table service).
+    Column("rules", LargeBinary, nullable=False),
+    Column("preset", String(32), nullable=False),
+    Column("max_players", Integer, nullable=False),
+    Column("advance_per_table", Integer, nullable=False),
+    # 0: as many as it takes to reach one final table.
+    Column("planned_rounds", Integer, nullable=False),
+    # The okey.v1.BotLevel number of the bots that fill seats.
+    Column("bot_level", Integer, nullable=False),
+    # registering, running, finished or cancelled.
+    Column("state", String(16), nullable=False),
+    Column("current_round", Integer, nullable=False, server_default="0"),
+    Column("winner_player_id", String(ID_LENGTH), nullable=False, server_default=""),
+    Column("creator_player_id", String(ID_LENGTH), nullable=False, server_default=""),
+    Column("registered", Integer, nullable=False, server_default="0"),
+    Column("created_us", BigInteger, nullable=False),
+    Column("started_us", BigInteger, nullable=True),
+    Column("finished_us", BigInteger, nullable=True),
+)
+Index("ix_lobby_tournaments_state", tournaments.c.state, tournaments.c.created_us)
+
+tournament_players = Table(
+    "lobby_tournament_players",
+    metadata,
+    Column(
+        "tournament_id",
+        String(ID_LENGTH),
+        ForeignKey("lobby_tournaments.tournament_id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("player_id", String(ID_LENGTH), primary_key=True),
+    Column("display_name", String(64), nullable=False),
+    # 1, 2, 3, ... in registration order: the last tie-break.
+    Column("registration", Integer, nullable=False),
+    Column("round_reached", Integer, nullable=False, server_default="0"),
+    Column("eliminated", Boolean, nullable=False, server_default=false()),
+    Column("table_id", String(ID_LENGTH), nullable=False, server_default=""),
+    # The player's last finished match: won it, total, hands finished, penalty points.
+    Column("won_last", Boolean, nullable=False, server_default=false()),
+    Column("match_total", Integer, nullable=False, server_default="0"),
+    Column("hands_finished", Integer, nullable=False, server_default="0"),
+    Column("penalty_points", Integer, nullable=False, server_default="0"),
+    Column("matches_won", Integer, nullable=False, server_default="0"),
+    # Set once the tournament has ended: the final rank, from 1.
+    Column("final_rank", Integer, nullable=True),
+)
+
+tournament_tables = Table(
+    "lobby_tournament_tables",
+    metadata,
+    Column(
+        "tournament_id",
+        String(ID_LENGTH),
+        ForeignKey("lobby_tournaments.tournament_id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("round", Integer, primary_key=True),
+    Column("table_index", Integer, primary_key=True),
+    # The four seats' players as a JSON list ("" for a bot seat).
+    Column("seats", Text, nullable=False),
+    # Players advancing from this table.
+    Column("advance", Integer, nullable=False),
+    Column("table_id", String(ID_LENGTH), nullable=True),
+    Column("match_id", String(ID_LENGTH), nullable=True),
+    # planned, started or finished.
+    Column("state", String(16), nullable=False),
+    # Each seat's line of the finished match as JSON (total, winner, hands finished, penalties).
+    Column("result", Text, nullable=True),
+)
+
+tournament_leases = Table(
+    "lobby_tournament_leases",
+    metadata,
+    Column(
+        "tournament_id",
+        String(ID_LENGTH),
+        ForeignKey("lobby_tournaments.tournament_id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    # The lobby pod driving it ("" for none).
+    Column("holder", String(128), nullable=False),
+    Column("expires_us", BigInteger, nullable=False),
+    # How many times the lease changed hands (a fencing number).
+    Column("generation", Integer, nullable=False),
+)
+
+__all__ = [
+    "ID_LENGTH",
+    "metadata",
+    "players",
+    "queue",
+    "rate_limits",
+    "refresh_tokens",
+    "requests",
+    "tables",
+    "tournament_leases",
+    "tournament_players",
+    "tournament_tables",
+    "tournaments",
+]

@@ -1,0 +1,400 @@
+"""What every lobby pod does in the background: quick-match matching and tournament driving.
+
+**Matchmaker.** About four times a second (and at once after a JoinQuickMatch), for each preset
+with a group ready (four waiting tickets, or an oldest ticket past its bots-fill time) it opens
+one transaction, claims the oldest waiting tickets with ``FOR UPDATE SKIP LOCKED`` (tickets another
+pod has claimed are skipped, so any number of pods share the queue), creates the table through
+TableService (players at seats 0.., bots in the rest), seats the players, starts the match, and
+marks the tickets matched, all before committing. If anything fails the transaction rolls back
+and the tickets wait on; the repeat sends the same derived request ids (``peers``), so the table
+service hands back the table it already made. A LeaveQuickMatch racing a match waits for the
+claim's transaction and then finds its ticket matched.
+
+**Tournament driver.** Every half second, for each running tournament, the pod takes or renews its
+lease (``lobby_tournament_leases``: holder and expiry, ``--tournament-lease-seconds``); only the
+holder drives it, and each of its writes is fenced by the lease in the same transaction. A step:
+plan the round's tables if not yet planned; create, seat and start each planned table (derived
+request ids, so a new holder repeating the work gets the same tables); note each table whose match
+has ended and whose result the scoring service has (the score sheet is the result); once every
+table of the round is in, advance the best or finish with the winner (``tournaments``). A pod that
+dies stops renewing; once its lease expires another pod's next tick takes the tournament over and
+carries on from what the database says. A pod that stops gracefully gives its leases up at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import uuid
+from collections.abc import Sequence
+from typing import Final
+
+from okey.v1 import common_pb2, table_pb2
+from prometheus_client import Counter, Gauge, Histogram
+
+from okey101.engine.errors import OkeyError
+from okey101.lobby import tournaments as bracket
+from okey101.lobby.peers import PeerError, ScoringClient, TableClient, derived_request_id
+from okey101.lobby.repository import (
+    FINISHED,
+    PLANNED,
+    PRESETS,
+    RUNNING,
+    STARTED,
+    US,
+    LeaseLost,
+    LobbyRepository,
+    RoundTable,
+    Ticket,
+    TournamentRow,
+    now_us,
+)
+from okey101.platform.logs import get_logger
+
+_log = get_logger(service="lobby")
+
+QUICK_MATCHES: Final = Counter(
+    "okey_lobby_quick_matches_total",
+    "Quick-match tables started, by preset and whether bots filled seats.",
+    ("preset", "bots"),
+)
+QUICK_MATCH_WAIT: Final = Histogram(
+    "okey_lobby_quick_match_wait_seconds",
+    "How long matched quick-match tickets waited in the queue.",
+    buckets=(0.5, 1, 2, 5, 10, 20, 30, 45, 60, 120, 300),
+)
+TOURNAMENT_ROUNDS: Final = Counter(
+    "okey_lobby_tournament_rounds_completed_total", "Tournament rounds completed (this pod)."
+)
+TOURNAMENTS_DRIVEN: Final = Gauge(
+    "okey_lobby_tournaments_driven", "Running tournaments whose lease this pod holds."
+)
+TAKEOVERS: Final = Counter(
+    "okey_lobby_tournament_lease_takeovers_total",
+    "Tournaments this pod took over from another pod whose lease had expired.",
+)
+
+
+def pod_name() -> str:
+    """This process's name as a lease holder: host, process id and a random suffix."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class Matchmaker:
+    """Quick-match matching (module docstring)."""
+
+    def __init__(
+        self,
+        repository: LobbyRepository,
+        tables: TableClient,
+        *,
+        interval: float = 0.25,
+        bot_level: int = common_pb2.BOT_LEVEL_UNSPECIFIED,
+    ) -> None:
+        self._repository = repository
+        self._tables = tables
+        self._interval = interval
+        self._bot_level = bot_level
+        self._wake = asyncio.Event()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def run(self) -> None:
+        while True:
+            try:
+                await self.match_all()
+            except Exception as error:
+                _log.warning("quick match failed; retrying", error=str(error)[:300])
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self._interval)
+            self._wake.clear()
+
+    async def match_all(self) -> int:
+        """Start every table whose group is ready; how many were started."""
+        started = 0
+        for preset in await self._repository.ready_presets():
+            while await self.match_one(preset):
+                started += 1
+        return started
+
+    async def match_one(self, preset: str) -> bool:
+        """One table from ``preset``'s queue if a group is ready (module docstring)."""
+        async with self._repository.database.write() as session:
+            group = await self._repository.claim_group(session, preset)
+            if not group:
+                return False
+            if len(group) < bracket.SEATS and group[0].bots_fill_us > now_us():
+                return False
+            table = await self._start(preset, group)
+            seated = [(ticket, seat) for seat, ticket in enumerate(group)]
+            await self._repository.mark_matched(session, seated, table.table_id)
+            await self._repository.record_table(table, source="quick_match", session=session)
+        bots = "yes" if len(group) < bracket.SEATS else "no"
+        QUICK_MATCHES.labels(preset, bots).inc()
+        now = now_us()
+        for ticket in group:
+            QUICK_MATCH_WAIT.observe((now - ticket.enqueue_us) / US)
+        _log.info("quick match started", table_id=table.table_id, players=len(group))
+        return True
+
+    async def _start(self, preset: str, group: Sequence[Ticket]) -> common_pb2.Table:
+        key = sorted(ticket.ticket_id for ticket in group)
+        seats = [
+            table_pb2.SeatSetup(
+                seat=seat, kind=common_pb2.OCCUPANT_KIND_PLAYER, player_id=ticket.player_id
+            )
+            for seat, ticket in enumerate(group)
+        ]
+        seats += [
+            table_pb2.SeatSetup(
+                seat=seat,
+                kind=common_pb2.OCCUPANT_KIND_BOT,
+                bot_level=self._bot_level,  # type: ignore[arg-type]
+            )
+            for seat in range(len(group), bracket.SEATS)
+        ]
+        table = await self._tables.create(
+            table_pb2.CreateTableRequest(
+                request_id=derived_request_id("quick-match-create", *key),
+                rules=common_pb2.RuleSet(preset=PRESETS[preset]),
+                name="Quick match",
+                visibility=common_pb2.TABLE_VISIBILITY_PUBLIC,
+                seats=seats,
+            )
+        )
+        for seat, ticket in enumerate(group):
+            await self._tables.sit(
+                table_pb2.SitRequest(
+                    request_id=derived_request_id("quick-match-sit", *key, seat),
+                    table_id=table.table_id,
+                    seat=seat,
+                    player_id=ticket.player_id,
+                    display_name=ticket.display_name,
+                )
+            )
+        return await self._tables.start(
+            table_pb2.StartRequest(
+                request_id=derived_request_id("quick-match-start", *key),
+                table_id=table.table_id,
+                fill_with_bots=True,
+                bot_level=self._bot_level,  # type: ignore[arg-type]
+            )
+        )
+
+
+class TournamentDriver:
+    """Drives running tournaments under a lease (module docstring)."""
+
+    def __init__(
+        self,
+        repository: LobbyRepository,
+        tables: TableClient,
+        scoring: ScoringClient,
+        *,
+        holder: str | None = None,
+        interval: float = 0.5,
+    ) -> None:
+        self._repository = repository
+        self._tables = tables
+        self._scoring = scoring
+        self.holder = holder or pod_name()
+        self._interval = interval
+        self._held: set[str] = set()
+
+    async def run(self) -> None:
+        _log.info("tournament driver running", holder=self.holder)
+        while True:
+            try:
+                await self.tick()
+            except Exception as error:
+                _log.warning("tournament driving failed; retrying", error=str(error)[:300])
+            await asyncio.sleep(self._interval)
+
+    async def release(self) -> None:
+        """Give up every lease (a graceful stop)."""
+        with contextlib.suppress(Exception):
+            await self._repository.release_leases(self.holder)
+
+    async def tick(self) -> None:
+        held: set[str] = set()
+        for tournament_id in await self._repository.running_tournaments():
+            if not await self._repository.acquire_lease(tournament_id, self.holder):
+                continue
+            held.add(tournament_id)
+            if tournament_id not in self._held:
+                lease = await self._repository.lease(tournament_id)
+                if lease is not None and lease[2] > 1:
+                    TAKEOVERS.inc()
+                _log.info(
+                    "driving tournament",
+                    tournament_id=tournament_id,
+                    holder=self.holder,
+                    generation=lease[2] if lease else 0,
+                )
+            try:
+                await self.step(tournament_id)
+            except LeaseLost:
+                held.discard(tournament_id)
+                _log.warning("tournament lease lost", tournament_id=tournament_id)
+            except (PeerError, OkeyError) as error:
+                _log.warning(
+                    "tournament step failed; retrying",
+                    tournament_id=tournament_id,
+                    error=str(error)[:300],
+                )
+        self._held = held
+        TOURNAMENTS_DRIVEN.set(len(held))
+
+    async def step(self, tournament_id: str) -> None:
+        """Everything that can be done for the tournament now (module docstring)."""
+        tournament = await self._repository.tournament(tournament_id)
+        if tournament.state != RUNNING:
+            return
+        number = tournament.current_round
+        rows = await self._round(tournament_id, number)
+        if not rows:
+            await self._repository.plan_round(tournament_id, number, self.holder)
+            rows = await self._round(tournament_id, number)
+        names = {
+            row.player_id: row.display_name
+            for _, row in await self._repository.entries(tournament_id)
+        }
+        registrations = {
+            entry.player_id: entry.registration
+            for entry, _ in await self._repository.entries(tournament_id)
+        }
+        for row in rows:
+            if row.state == PLANNED:
+                await self._start_table(tournament, row, names)
+        rows = await self._round(tournament_id, number)
+        started = [row for row in rows if row.state == STARTED]
+        if started:
+            ended = await self._ended_tables(tournament_id)
+            for row in started:
+                state = ended.get(row.table_id or "")
+                if state is not None:
+                    await self._record(row, state, registrations)
+            rows = await self._round(tournament_id, number)
+        if rows and all(row.state == FINISHED for row in rows):
+            finished = await self._repository.complete_round(tournament_id, number, self.holder)
+            TOURNAMENT_ROUNDS.inc()
+            _log.info(
+                "tournament round completed",
+                tournament_id=tournament_id,
+                round=number,
+                finished=finished,
+            )
+
+    async def _round(self, tournament_id: str, number: int) -> list[RoundTable]:
+        return [
+            row for row in await self._repository.round_tables(tournament_id) if row.round == number
+        ]
+
+    async def _start_table(
+        self, tournament: TournamentRow, row: RoundTable, names: dict[str, str]
+    ) -> None:
+        key = (tournament.tournament_id, row.round, row.table_index)
+        seats = [
+            table_pb2.SeatSetup(seat=seat, kind=common_pb2.OCCUPANT_KIND_PLAYER, player_id=player)
+            if player
+            else table_pb2.SeatSetup(
+                seat=seat,
+                kind=common_pb2.OCCUPANT_KIND_BOT,
+                bot_level=tournament.bot_level,  # type: ignore[arg-type]
+            )
+            for seat, player in enumerate(row.seats)
+        ]
+        table = await self._tables.create(
+            table_pb2.CreateTableRequest(
+                request_id=derived_request_id("tournament-create", *key),
+                rules=common_pb2.RuleSet.FromString(tournament.rules),
+                name=f"{tournament.name}: round {row.round}, table {row.table_index + 1}"[:64],
+                visibility=common_pb2.TABLE_VISIBILITY_PUBLIC,
+                seats=seats,
+                tournament_id=tournament.tournament_id,
+            )
+        )
+        for seat, player in enumerate(row.seats):
+            if player:
+                await self._tables.sit(
+                    table_pb2.SitRequest(
+                        request_id=derived_request_id("tournament-sit", *key, seat),
+                        table_id=table.table_id,
+                        seat=seat,
+                        player_id=player,
+                        display_name=names.get(player, ""),
+                    )
+                )
+        started = await self._tables.start(
+            table_pb2.StartRequest(
+                request_id=derived_request_id("tournament-start", *key),
+                table_id=table.table_id,
+                bot_level=tournament.bot_level,  # type: ignore[arg-type]
+            )
+        )
+        await self._repository.record_table(started, source="tournament")
+        await self._repository.table_started(row, started.table_id, started.match_id, self.holder)
+
+    async def _ended_tables(self, tournament_id: str) -> dict[str, int]:
+        """The tournament's tables whose match has ended or that were closed: their states."""
+        ended: dict[str, int] = {}
+        token = ""
+        while True:
+            page = await self._tables.list(
+                table_pb2.ListTablesRequest(
+                    tournament_id=tournament_id,
+                    states=[common_pb2.TABLE_STATE_FINISHED, common_pb2.TABLE_STATE_CLOSED],
+                    page_size=200,
+                    page_token=token,
+                )
+            )
+            for table in page.tables:
+                ended[table.table_id] = table.state
+            token = page.next_page_token
+            if not token:
+                return ended
+
+    async def _record(self, row: RoundTable, state: int, registrations: dict[str, int]) -> None:
+        players = [(seat, player) for seat, player in enumerate(row.seats) if player]
+        lines: list[bracket.MatchLine]
+        if state == common_pb2.TABLE_STATE_FINISHED:
+            try:
+                sheet = await self._scoring.score_sheet(row.match_id or "")
+            except PeerError as error:
+                if error.reason == "MATCH_NOT_FOUND":
+                    return  # the table's outbox has not delivered it yet
+                raise
+            if not sheet.ended:
+                return
+            lines = [
+                bracket.MatchLine(
+                    player_id=player,
+                    registration=registrations.get(player, 0),
+                    winner=seat in sheet.winner_seats,
+                    total=sheet.totals[seat] if seat < len(sheet.totals) else 0,
+                    hands_finished=sum(
+                        1
+                        for hand in sheet.rows
+                        if hand.HasField("winner_seat") and hand.winner_seat == seat
+                    ),
+                    penalty_points=sum(
+                        hand.scores[seat].penalty_points
+                        for hand in sheet.rows
+                        if seat < len(hand.scores)
+                    ),
+                )
+                for seat, player in players
+            ]
+        else:
+            # Closed before its match ended: nobody won; the order falls to registration.
+            lines = [
+                bracket.MatchLine(player, registrations.get(player, 0), False, 0, 0, 0)
+                for _, player in players
+            ]
+        await self._repository.table_finished(row, lines, self.holder)
+
+
+__all__ = ["Matchmaker", "TournamentDriver", "pod_name"]
