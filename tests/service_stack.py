@@ -64,9 +64,13 @@ class Stack:
     scoring: ServerHandle
     channels: list[grpc.aio.Channel] = field(default_factory=list)
 
+    _issuer: TokenIssuer | None = None
+
     @property
     def issuer(self) -> TokenIssuer:
-        return TokenIssuer(dev_signing_key(self.var_dir))
+        if self._issuer is None:
+            self._issuer = TokenIssuer(dev_signing_key(self.var_dir))
+        return self._issuer
 
     def player_auth(self, player_id: str) -> tuple[tuple[str, str], ...]:
         return (("authorization", f"Bearer {self.issuer.issue(player_id, 'player')}"),)

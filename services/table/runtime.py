@@ -102,11 +102,15 @@ class Workers:
 
     async def _timers(self) -> None:
         last_alive = 0.0
+        starting = True
         while True:
             now_us = self.servicer.now_us()
             if time.monotonic() - last_alive >= _ALIVE_EVERY_SECONDS:
                 last_alive = time.monotonic()
-                gap = await self.store.mark_alive(now_us, round(self.options.outage_seconds * 1e6))
+                gap = await self.store.mark_alive(
+                    now_us, round(self.options.outage_seconds * 1e6), starting=starting
+                )
+                starting = False
                 if gap:
                     _log.warning("no table pod was alive: turn deadlines moved on", gap_s=gap / 1e6)
             free = STEP_CONCURRENCY - len(self._steps)

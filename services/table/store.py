@@ -413,10 +413,11 @@ class TableStore:
 
         await self.database.transaction(work)
 
-    async def mark_alive(self, now_us: int, outage_us: int) -> int:
-        """Record that a pod is alive at ``now_us``. If no pod was for longer than
-        ``outage_us``, push every turn deadline back by that gap (time with no table pod alive
-        is not charged to players) and return the gap; else 0."""
+    async def mark_alive(self, now_us: int, outage_us: int, *, starting: bool) -> int:
+        """Record that a pod is alive at ``now_us``. A pod ``starting`` that finds no pod was
+        alive for longer than ``outage_us`` pushes every turn deadline back by that gap (time
+        with no table pod alive is not charged to players) and returns the gap; else 0. Only a
+        starting pod can see an outage: a pod that was running all along was alive."""
 
         async def work(session: AsyncSession) -> int:
             query = select(models.liveness.c.alive_us).where(models.liveness.c.id == 1)
@@ -434,7 +435,7 @@ class TableStore:
             await session.execute(
                 update(models.liveness).where(models.liveness.c.id == 1).values(alive_us=now_us)
             )
-            if gap <= outage_us:
+            if not starting or gap <= outage_us:
                 return 0
             t, c = models.timers.c, models.tables.c
             await session.execute(

@@ -1,0 +1,741 @@
+"""The table service over real gRPC, with the real rules, bot and scoring services beside it,
+on SQLite and PostgreSQL (``OKEY_TEST_DATABASE_URL``).
+
+Players here are clients: they read their seat's view, decide with the engine's bots (what an
+app's player would do), and act through the public API with their own tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import grpc
+import grpc.aio
+import pytest
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+from okey.v1 import common_pb2, scoring_pb2, table_pb2
+from service_stack import FAST, ManualClock, Stack, running_stack
+from sqlalchemy.engine import make_url
+
+from okey101.engine.bots import BotLevel, decide
+from okey101.engine.deal import deal
+from okey101.engine.fair_deal import commitment, deck_order
+from okey101.engine.hand import apply
+from okey101.engine.tiles import tile_by_id
+from okey101.platform import convert
+
+TEST_DATABASE_ENV = "OKEY_TEST_DATABASE_URL"
+PLAYERS = ("ada", "bea", "cem", "deniz")
+
+
+# ---------------------------------------------------------------------------------------------
+# Databases and the stack
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def table_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh table database: a SQLite file, or a PostgreSQL database dropped afterwards."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'table.db'}"
+        return
+    yield from postgres_database("okey_table")
+
+
+def postgres_database(prefix: str) -> Iterator[str]:
+    base = os.environ.get(TEST_DATABASE_ENV)
+    if not base:
+        pytest.skip(f"{TEST_DATABASE_ENV} is not set: the PostgreSQL runs are skipped")
+    url = make_url(base)
+    admin = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+    async def run(sql: str) -> None:
+        connection = await asyncpg.connect(admin)
+        try:
+            await connection.execute(sql)
+        finally:
+            await connection.close()
+
+    asyncio.run(run(f'CREATE DATABASE "{name}"'))
+    try:
+        yield url.set(drivername="postgresql+asyncpg", database=name).render_as_string(
+            hide_password=False
+        )
+    finally:
+        asyncio.run(run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def run(coroutine: Any) -> Any:
+    return asyncio.run(coroutine)
+
+
+def one_hand_rules(preset: int = common_pb2.RULE_PRESET_OYNA, **knobs: Any) -> common_pb2.RuleSet:
+    return common_pb2.RuleSet(
+        preset=preset,  # type: ignore[arg-type]
+        match_end=common_pb2.MATCH_END_FIXED_HANDS,
+        match_hands=knobs.pop("match_hands", 1),
+        **knobs,
+    )
+
+
+async def create_table(stack: Stack, rules: common_pb2.RuleSet, **fields: Any) -> common_pb2.Table:
+    answer = await stack.table_stub().CreateTable(
+        table_pb2.CreateTableRequest(request_id=uuid.uuid4().hex, rules=rules, **fields),
+        metadata=stack.service_auth(),
+    )
+    return answer.table
+
+
+async def seat_players(stack: Stack, table_id: str, players: tuple[str, ...] = PLAYERS) -> None:
+    stub = stack.table_stub()
+    for seat, player in enumerate(players):
+        await stub.Sit(
+            table_pb2.SitRequest(request_id=f"sit-{player}", table_id=table_id, seat=seat),
+            metadata=stack.player_auth(player),
+        )
+
+
+async def get_table(stack: Stack, table_id: str) -> common_pb2.Table:
+    return (
+        await stack.table_stub().GetTable(
+            table_pb2.GetTableRequest(table_id=table_id), metadata=stack.service_auth()
+        )
+    ).table
+
+
+async def view_of(stack: Stack, table_id: str, player: str, seat: int) -> common_pb2.SeatView:
+    answer = await stack.table_stub().GetSeatView(
+        table_pb2.GetSeatViewRequest(table_id=table_id, seat=seat),
+        metadata=stack.player_auth(player),
+    )
+    return answer.view
+
+
+def my_turn(view: common_pb2.SeatView) -> bool:
+    return (
+        view.hand_id != ""
+        and view.phase in (common_pb2.PHASE_FIRST, common_pb2.PHASE_DRAW, common_pb2.PHASE_PLAY)
+        and view.turn == view.seat
+    )
+
+
+def decide_for(view: common_pb2.SeatView, level: BotLevel = BotLevel.NORMAL) -> list[Any]:
+    engine_view = convert.seat_view_from_proto(view)
+    rules = convert.rules_from_proto(view.rules)
+    decision = decide(engine_view, rules, level, view.state_version)
+    return [convert.action_to_proto(action) for action in decision.actions]
+
+
+async def play_as(stack: Stack, table_id: str, player: str, seat: int, *, until_hand: int) -> int:
+    """Play ``seat`` as a client until hand ``until_hand`` has ended (or the match); the moves
+    made."""
+    stub = stack.table_stub()
+    auth = stack.player_auth(player)
+    moves = 0
+    for _ in range(20_000):
+        view = await view_of(stack, table_id, player, seat)
+        table = await get_table(stack, table_id)
+        if table.state == common_pb2.TABLE_STATE_FINISHED:
+            return moves
+        if view.hand_number > until_hand or (
+            view.hand_number == until_hand and view.phase == common_pb2.PHASE_ENDED
+        ):
+            return moves
+        if not my_turn(view):
+            await asyncio.sleep(0.01)
+            continue
+        try:
+            await stub.Act(
+                table_pb2.ActRequest(
+                    request_id=uuid.uuid4().hex,
+                    table_id=table_id,
+                    seat=seat,
+                    actions=decide_for(view),
+                    expected_state_version=view.state_version,
+                ),
+                metadata=auth,
+            )
+            moves += 1
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.ABORTED:
+                raise
+    raise AssertionError("the hand did not end")
+
+
+async def read_stream(
+    stack: Stack, table_id: str, *, auth: Any, seat: int | None, after: int, count: int
+) -> list[common_pb2.Event]:
+    """The next ``count`` events after ``after`` from WatchTable."""
+    request = table_pb2.WatchTableRequest(table_id=table_id, after_sequence=after)
+    if seat is not None:
+        request.seat = seat
+    call = stack.table_stub().WatchTable(request, metadata=auth)
+    events: list[common_pb2.Event] = []
+    try:
+        async for item in call:
+            events.append(item.event)
+            if len(events) == count:
+                break
+    finally:
+        call.cancel()
+    return events
+
+
+def error_of(error: grpc.aio.AioRpcError) -> tuple[grpc.StatusCode, str, str]:
+    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    assert status is not None
+    info = error_details_pb2.ErrorInfo()
+    message = error_details_pb2.LocalizedMessage()
+    for detail in status.details:
+        if detail.Is(info.DESCRIPTOR):
+            detail.Unpack(info)
+        elif detail.Is(message.DESCRIPTOR):
+            detail.Unpack(message)
+    return error.code(), info.reason, message.message
+
+
+async def refused(call: Any, request: Any, metadata: Any) -> tuple[grpc.StatusCode, str, str]:
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await call(request, metadata=metadata)
+    return error_of(caught.value)
+
+
+async def wait_for(check: Any, timeout: float = 30.0) -> Any:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = await check()
+        if value:
+            return value
+        if loop.time() > deadline:
+            raise AssertionError("timed out waiting")
+        await asyncio.sleep(0.05)
+
+
+async def started_table(stack: Stack, rules: common_pb2.RuleSet | None = None) -> str:
+    table = await create_table(stack, rules or one_hand_rules(match_hands=2))
+    await seat_players(stack, table.table_id)
+    await stack.table_stub().Start(
+        table_pb2.StartRequest(request_id="start", table_id=table.table_id),
+        metadata=stack.service_auth(),
+    )
+    return table.table_id
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole hands
+
+
+def test_four_clients_play_a_match_to_its_end_and_scoring_records_it(
+    table_url: str, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        async with running_stack(tmp_path, table_url) as stack:
+            table_id = await started_table(stack)
+            moves = await asyncio.gather(
+                *(play_as(stack, table_id, p, s, until_hand=2) for s, p in enumerate(PLAYERS))
+            )
+            assert sum(moves) > 20
+            table = await wait_for(lambda: _finished(stack, table_id))
+            assert table.hand_number == 2
+            assert table.match_result.hands_played + sum(1 for _ in ()) <= 2 and list(
+                table.match_result.hand_ids
+            ) == [
+                f"{table_id}-h1",
+                f"{table_id}-h2",
+            ]
+            # The outbox delivers both hands and the match to scoring, exactly once.
+            sheet = await wait_for(lambda: _sheet(stack, table.match_id))
+            assert [row.hand_id for row in sheet.rows] == list(table.match_result.hand_ids)
+            assert list(sheet.totals) == list(table.match_totals)
+            assert [s.total for s in table.match_result.seats] == list(table.match_totals)
+            # Every stored event of the table, in order, with no gap.
+            events = await read_stream(
+                stack, table_id, auth=stack.service_auth(), seat=None, after=0,
+                count=table.last_sequence,
+            )  # fmt: skip
+            assert [event.sequence for event in events] == list(range(1, table.last_sequence + 1))
+            assert events[-1].kind == common_pb2.EVENT_KIND_MATCH_ENDED
+            kinds = [event.kind for event in events]
+            assert kinds.count(common_pb2.EVENT_KIND_HAND_DEALT) == 2
+            assert kinds.count(common_pb2.EVENT_KIND_HAND_ENDED) == 2
+            versions = [event.state_version for event in events]
+            assert versions == sorted(versions)
+            # Moves on a finished table are refused, changing nothing.
+            code, reason, _ = await refused(
+                stack.table_stub().Act,
+                table_pb2.ActRequest(
+                    request_id="late", table_id=table_id, seat=0,
+                    actions=[common_pb2.Action(draw=common_pb2.DrawAction())],
+                    expected_state_version=table.state_version,
+                ),
+                stack.player_auth(PLAYERS[0]),
+            )  # fmt: skip
+            assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "TABLE_FINISHED")
+            assert (await get_table(stack, table_id)).last_sequence == table.last_sequence
+
+    run(scenario())
+
+
+async def _finished(stack: Stack, table_id: str) -> common_pb2.Table | None:
+    table = await get_table(stack, table_id)
+    return table if table.state == common_pb2.TABLE_STATE_FINISHED else None
+
+
+async def _sheet(stack: Stack, match_id: str) -> Any:
+    try:
+        answer = await stack.scoring_stub().GetScoreSheet(
+            scoring_pb2.GetScoreSheetRequest(match_id=match_id), metadata=stack.service_auth()
+        )
+    except grpc.aio.AioRpcError:
+        return None
+    return answer.sheet if answer.sheet.ended else None
+
+
+def test_a_hand_record_recomputes_from_its_revealed_seed_and_replays_to_its_result(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        async with running_stack(tmp_path) as stack:
+            table = await create_table(
+                stack,
+                one_hand_rules(common_pb2.RULE_PRESET_BOOMBALA),
+                seats=[
+                    table_pb2.SeatSetup(seat=s, kind=common_pb2.OCCUPANT_KIND_BOT) for s in range(4)
+                ],
+                start_when_full=True,
+            )
+            await wait_for(lambda: _finished(stack, table.table_id))
+            hand_id = f"{table.table_id}-h1"
+            record = (
+                await stack.table_stub().GetHandRecord(
+                    table_pb2.GetHandRecordRequest(hand_id=hand_id), metadata=stack.service_auth()
+                )
+            ).record
+            seed = bytes.fromhex(record.deal.server_seed)
+            assert commitment(seed) == record.deal.server_seed_sha256
+            deck = deck_order(record.table_id, record.hand_number, seed, [None] * 4)
+            assert [tile.id for tile in deck] == list(record.deck_tile_ids)
+            # Replaying every recorded move on the engine gives the recorded result.
+            state = deal(convert.rules_from_proto(record.rules), record.dealer, deck)
+            for move in record.moves:
+                state, _ = apply(state, move.seat, convert.action_from_proto(move.action))
+            assert state.result is not None
+            assert convert.hand_result_to_proto(state.result, state) == record.result
+            assert all(move.source == table_pb2.MOVE_SOURCE_BOT for move in record.moves)
+            # A player who was not at the hand may not read it.
+            code, reason, _ = await refused(
+                stack.table_stub().GetHandRecord,
+                table_pb2.GetHandRecordRequest(hand_id=hand_id),
+                stack.player_auth("stranger"),
+            )
+            assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "NOT_AT_HAND")
+
+    run(scenario())
+
+
+# ---------------------------------------------------------------------------------------------
+# Streams
+
+
+def test_a_watcher_that_reconnects_gets_exactly_what_it_missed_then_live_events(
+    table_url: str, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        async with running_stack(tmp_path, table_url) as stack:
+            table_id = await started_table(stack, one_hand_rules())
+            auth = stack.player_auth("ada")
+            # Four sit-downs, the match's start, the deal, the first turn.
+            first = await read_stream(stack, table_id, auth=auth, seat=0, after=0, count=7)
+            assert [e.sequence for e in first] == [1, 2, 3, 4, 5, 6, 7]
+            assert [e.kind for e in first[4:]] == [
+                common_pb2.EVENT_KIND_MATCH_STARTED,
+                common_pb2.EVENT_KIND_HAND_DEALT,
+                common_pb2.EVENT_KIND_TURN_STARTED,
+            ]
+            # The rack dealt to seat 0 is in seat 0's copy only.
+            dealt = next(e for e in first if e.kind == common_pb2.EVENT_KIND_HAND_DEALT)
+            assert len(dealt.private_tiles) in (21, 22)
+            # Play on while disconnected; then resume from the last number seen.
+            players = [play_as(stack, table_id, p, s, until_hand=1) for s, p in enumerate(PLAYERS)]
+            live = asyncio.ensure_future(
+                read_stream(stack, table_id, auth=auth, seat=0, after=7, count=40)
+            )
+            await asyncio.gather(*players)
+            resumed = await live
+            assert [e.sequence for e in resumed] == list(range(8, 48))
+            everything = await read_stream(
+                stack, table_id, auth=stack.service_auth(), seat=0, after=0, count=47
+            )
+            assert [e.SerializeToString() for e in everything] == [
+                e.SerializeToString() for e in (*first, *resumed)
+            ]
+
+    run(scenario())
+
+
+def test_spectators_and_other_seats_never_see_hidden_tiles(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running_stack(tmp_path) as stack:
+            table = await create_table(
+                stack,
+                one_hand_rules(),
+                seats=[
+                    table_pb2.SeatSetup(seat=s, kind=common_pb2.OCCUPANT_KIND_BOT) for s in range(4)
+                ],
+                start_when_full=True,
+            )
+            finished = await wait_for(lambda: _finished(stack, table.table_id))
+            count = finished.last_sequence
+            spectator = await read_stream(
+                stack, table.table_id, auth=stack.player_auth("watcher"), seat=None, after=0,
+                count=count,
+            )  # fmt: skip
+            assert all(not event.private_tiles for event in spectator)
+            seat1 = await read_stream(
+                stack, table.table_id, auth=stack.service_auth(), seat=1, after=0, count=count
+            )
+            for event in seat1:
+                if event.private_tiles:
+                    assert event.seat == 1 or event.kind == common_pb2.EVENT_KIND_HAND_DEALT
+            view = (
+                await stack.table_stub().GetSeatView(
+                    table_pb2.GetSeatViewRequest(table_id=table.table_id),
+                    metadata=stack.player_auth("watcher"),
+                )
+            ).view
+            assert not view.rack and not view.HasField("seat")
+
+    run(scenario())
+
+
+# ---------------------------------------------------------------------------------------------
+# Idempotency, staleness, permissions, bad input
+
+
+def test_retries_answer_once_and_stale_moves_are_aborted(table_url: str, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running_stack(tmp_path, table_url) as stack:
+            table_id = await started_table(stack, one_hand_rules())
+            stub = stack.table_stub()
+            table = await get_table(stack, table_id)
+            views = [await view_of(stack, table_id, p, s) for s, p in enumerate(PLAYERS)]
+            starter = next(view.seat for view in views if my_turn(view))
+            player = PLAYERS[starter]
+            view = await view_of(stack, table_id, player, starter)
+            request = table_pb2.ActRequest(
+                request_id="move-1", table_id=table_id, seat=starter,
+                actions=decide_for(view), expected_state_version=view.state_version,
+            )  # fmt: skip
+            first = await stub.Act(request, metadata=stack.player_auth(player))
+            again = await stub.Act(request, metadata=stack.player_auth(player))
+            assert again == first
+            after = await get_table(stack, table_id)
+            assert after.state_version == table.state_version + 1
+            # The same move against the old version, under a new request id: ABORTED.
+            request.request_id = "move-2"
+            code, reason, sentence = await refused(stub.Act, request, stack.player_auth(player))
+            assert (code, reason) == (grpc.StatusCode.ABORTED, "STALE_VERSION")
+            assert str(view.state_version) in sentence
+            assert (await get_table(stack, table_id)).last_sequence == after.last_sequence
+
+    run(scenario())
+
+
+def test_seats_are_their_players_own_and_turns_are_kept(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running_stack(tmp_path) as stack:
+            table_id = await started_table(stack, one_hand_rules())
+            stub = stack.table_stub()
+            views = [await view_of(stack, table_id, p, s) for s, p in enumerate(PLAYERS)]
+            starter = next(v.seat for v in views if my_turn(v))
+            other = (starter + 1) % 4
+            before = await get_table(stack, table_id)
+            # Another player's token on the starter's seat.
+            request = table_pb2.ActRequest(
+                request_id="x1", table_id=table_id, seat=starter,
+                actions=decide_for(views[starter]),
+                expected_state_version=views[starter].state_version,
+            )  # fmt: skip
+            code, reason, _ = await refused(stub.Act, request, stack.player_auth(PLAYERS[other]))
+            assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_SEAT")
+            code, reason, _ = await refused(
+                stub.GetSeatView,
+                table_pb2.GetSeatViewRequest(table_id=table_id, seat=starter),
+                stack.player_auth(PLAYERS[other]),
+            )
+            assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_SEAT")
+            # Out of turn: the engine's reason, in Turkish when asked.
+            request = table_pb2.ActRequest(
+                request_id="x2", table_id=table_id, seat=other, locale="tr",
+                actions=[common_pb2.Action(draw=common_pb2.DrawAction())],
+                expected_state_version=views[other].state_version,
+            )  # fmt: skip
+            code, reason, sentence = await refused(
+                stub.Act, request, stack.player_auth(PLAYERS[other])
+            )
+            assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN")
+            assert "sıra" in sentence.lower()
+            # Malformed and unknown.
+            code, reason, _ = await refused(
+                stub.Act,
+                table_pb2.ActRequest(request_id="x3", table_id=table_id, seat=starter,
+                                     expected_state_version=1),
+                stack.player_auth(PLAYERS[starter]),
+            )  # fmt: skip
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "EMPTY_MOVE")
+            code, reason, _ = await refused(
+                stub.Act,
+                table_pb2.ActRequest(
+                    request_id="x4", table_id=table_id, seat=starter, expected_state_version=1,
+                    actions=[common_pb2.Action(discard=common_pb2.DiscardAction(tile_id=999))],
+                ),
+                stack.player_auth(PLAYERS[starter]),
+            )  # fmt: skip
+            assert code == grpc.StatusCode.ABORTED or code == grpc.StatusCode.INVALID_ARGUMENT
+            code, reason, _ = await refused(
+                stub.GetTable, table_pb2.GetTableRequest(table_id="t-nope"), stack.service_auth()
+            )
+            assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND")
+            code, reason, _ = await refused(
+                stub.Act,
+                table_pb2.ActRequest(request_id="bad id!", table_id=table_id, seat=0),
+                stack.player_auth(PLAYERS[0]),
+            )
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_FIELD")
+            code, _, _ = await refused(
+                stub.CreateTable,
+                table_pb2.CreateTableRequest(request_id="c", rules=one_hand_rules()),
+                stack.player_auth("ada"),
+            )
+            assert code == grpc.StatusCode.PERMISSION_DENIED  # a player's token, internal call
+            code, reason, _ = await refused(
+                stub.Sit,
+                table_pb2.SitRequest(request_id="s", table_id=table_id, seat=1),
+                stack.player_auth("late"),
+            )
+            assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "ALREADY_STARTED")
+            after = await get_table(stack, table_id)
+            assert (after.state_version, after.last_sequence) == (
+                before.state_version,
+                before.last_sequence,
+            )
+
+    run(scenario())
+
+
+def test_a_private_table_needs_its_invite_code(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running_stack(tmp_path) as stack:
+            table = await create_table(
+                stack, one_hand_rules(), visibility=common_pb2.TABLE_VISIBILITY_PRIVATE,
+                host_player_id="host",
+            )  # fmt: skip
+            stub = stack.table_stub()
+            assert len(table.invite_code) == 8
+            code, reason, _ = await refused(
+                stub.Sit,
+                table_pb2.SitRequest(request_id="s1", table_id=table.table_id, invite_code="NOPE"),
+                stack.player_auth("guest"),
+            )
+            assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "BAD_INVITE_CODE")
+            code, reason, _ = await refused(
+                stub.GetTable, table_pb2.GetTableRequest(table_id=table.table_id),
+                stack.player_auth("guest"),
+            )  # fmt: skip
+            assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "PRIVATE_TABLE")
+            sat = await stub.Sit(
+                table_pb2.SitRequest(
+                    request_id="s2", table_id=table.table_id, invite_code=table.invite_code
+                ),
+                metadata=stack.player_auth("guest"),
+            )
+            assert sat.seat == 0 and sat.table.seats[0].player_id == "guest"
+            assert sat.table.invite_code == table.invite_code
+            # The host starts it with bots; a player who is not the host may not.
+            code, reason, _ = await refused(
+                stub.Start, table_pb2.StartRequest(request_id="st", table_id=table.table_id,
+                                                   fill_with_bots=True),
+                stack.player_auth("guest"),
+            )  # fmt: skip
+            assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "NOT_THE_HOST")
+            started = await stub.Start(
+                table_pb2.StartRequest(
+                    request_id="st", table_id=table.table_id, fill_with_bots=True
+                ),
+                metadata=stack.player_auth("host"),
+            )
+            assert started.table.state == common_pb2.TABLE_STATE_PLAYING
+            assert [s.kind for s in started.table.seats[1:]] == [common_pb2.OCCUPANT_KIND_BOT] * 3
+
+    run(scenario())
+
+
+# ---------------------------------------------------------------------------------------------
+# Timers, leaving, away
+
+
+def test_a_turn_that_runs_out_is_played_by_a_bot_and_repeated_misses_make_the_seat_away(
+    table_url: str, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        clock = ManualClock()
+        async with running_stack(tmp_path, table_url, clock=clock) as stack:
+            rules = one_hand_rules(common_pb2.RULE_PRESET_NORTH_SULTAN)
+            table = await create_table(
+                stack, rules,
+                seats=[table_pb2.SeatSetup(seat=s, kind=common_pb2.OCCUPANT_KIND_BOT)
+                       for s in (1, 2, 3)],
+            )  # fmt: skip
+            assert table.rules.turn_seconds == 45
+            await seat_players(stack, table.table_id, ("ada",))
+            await stack.table_stub().Start(
+                table_pb2.StartRequest(request_id="go", table_id=table.table_id),
+                metadata=stack.service_auth(),
+            )
+            for missed in (1, 2):
+                view = await wait_for(lambda: _turn_of(stack, table.table_id, "ada", 0))
+                assert view.turn_deadline.ToMicroseconds() == round((clock.now + 45) * 1e6)
+                clock.advance(44)
+                await asyncio.sleep(0.3)
+                assert my_turn(await view_of(stack, table.table_id, "ada", 0))  # not yet
+                clock.advance(2)
+                after = await wait_for(lambda: _not_turn_of(stack, table.table_id, "ada", 0))
+                seat = after.seats[0].occupant
+                assert seat.away is (missed == 2)
+            events = await read_stream(
+                stack, table.table_id, auth=stack.service_auth(), seat=None, after=0,
+                count=(await get_table(stack, table.table_id)).last_sequence,
+            )  # fmt: skip
+            kinds = [e.kind for e in events if e.seat == 0]
+            assert kinds.count(common_pb2.EVENT_KIND_TURN_TIMED_OUT) == 2
+            assert kinds.count(common_pb2.EVENT_KIND_SEAT_AWAY) == 1
+            # Away: the bot keeps playing the seat at once, with no deadline to wait for.
+            await wait_for(lambda: _bot_played(stack, table.table_id, 0, 3))
+            # Sitting again brings the player back.
+            back = await stack.table_stub().Sit(
+                table_pb2.SitRequest(request_id="back", table_id=table.table_id),
+                metadata=stack.player_auth("ada"),
+            )
+            if back.table.state == common_pb2.TABLE_STATE_PLAYING:
+                assert not back.table.seats[0].away
+
+    run(scenario())
+
+
+async def _turn_of(stack: Stack, table_id: str, player: str, seat: int) -> Any:
+    view = await view_of(stack, table_id, player, seat)
+    return view if my_turn(view) else None
+
+
+async def _not_turn_of(stack: Stack, table_id: str, player: str, seat: int) -> Any:
+    view = await view_of(stack, table_id, player, seat)
+    return view if not my_turn(view) else None
+
+
+async def _bot_played(stack: Stack, table_id: str, seat: int, turns: int) -> bool:
+    table = await get_table(stack, table_id)
+    if table.state == common_pb2.TABLE_STATE_FINISHED:
+        return True
+    view = await view_of(stack, table_id, "ada", seat)
+    return view.seats[seat].turns_played >= turns
+
+
+def test_a_player_who_leaves_is_played_by_a_bot_until_they_sit_again(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running_stack(tmp_path) as stack:
+            table_id = await started_table(stack, one_hand_rules(match_hands=3))
+            stub = stack.table_stub()
+            left = await stub.Leave(
+                table_pb2.LeaveRequest(request_id="bye", table_id=table_id),
+                metadata=stack.player_auth("bea"),
+            )
+            occupant = left.table.seats[1]
+            assert occupant.kind == common_pb2.OCCUPANT_KIND_BOT and occupant.player_id == "bea"
+            # The others play; bea's seat is played for her.
+            others = [(s, p) for s, p in enumerate(PLAYERS) if p != "bea"]
+            await asyncio.gather(*(play_as(stack, table_id, p, s, until_hand=1) for s, p in others))
+            record = (
+                await stub.GetHandRecord(
+                    table_pb2.GetHandRecordRequest(hand_id=f"{table_id}-h1"),
+                    metadata=stack.player_auth("bea"),
+                )
+            ).record
+            sources = {m.source for m in record.moves if m.seat == 1}
+            assert sources == {table_pb2.MOVE_SOURCE_BOT}
+            back = await stub.Sit(
+                table_pb2.SitRequest(request_id="back", table_id=table_id),
+                metadata=stack.player_auth("bea"),
+            )
+            assert back.seat == 1
+            assert back.table.seats[1].kind == common_pb2.OCCUPANT_KIND_PLAYER
+            assert not back.table.seats[1].away
+
+    run(scenario())
+
+
+def test_time_with_no_table_pod_alive_is_not_charged(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        clock = ManualClock()
+        url = f"sqlite+aiosqlite:///{tmp_path / 'table.db'}"
+        async with running_stack(tmp_path, url, clock=clock) as stack:
+            rules = one_hand_rules(common_pb2.RULE_PRESET_NORTH_SULTAN)
+            table = await create_table(
+                stack, rules,
+                seats=[table_pb2.SeatSetup(seat=s, kind=common_pb2.OCCUPANT_KIND_BOT)
+                       for s in (1, 2, 3)],
+            )  # fmt: skip
+            await seat_players(stack, table.table_id, ("ada",))
+            await stack.table_stub().Start(
+                table_pb2.StartRequest(request_id="go", table_id=table.table_id),
+                metadata=stack.service_auth(),
+            )
+            view = await wait_for(lambda: _turn_of(stack, table.table_id, "ada", 0))
+            deadline = view.turn_deadline.ToMicroseconds()
+        clock.advance(600)  # ten minutes with no table service at all
+        async with running_stack(tmp_path, url, clock=clock) as stack:
+            await asyncio.sleep(0.5)
+            view = await view_of(stack, table.table_id, "ada", 0)
+            assert my_turn(view)
+            moved = view.turn_deadline.ToMicroseconds() - deadline
+            assert 599e6 <= moved <= 601e6
+
+    run(scenario())
+
+
+def test_table_options_come_from_the_environment() -> None:
+    from okey101.table.service import TableOptions
+
+    options = TableOptions.from_environ(
+        {"OKEY_TABLE_BOT_MOVE_SECONDS": "0.25", "OKEY_TABLE_MISSED_TURNS_BEFORE_AWAY": "3"}
+    )
+    assert options.bot_move_seconds == 0.25 and options.missed_turns_before_away == 3
+    with pytest.raises(ValueError, match="OKEY_TABLE_POLL_SECONDS"):
+        TableOptions.from_environ({"OKEY_TABLE_POLL_SECONDS": "soon"})
+    assert FAST.next_hand_seconds == 0
+
+
+def test_the_rack_in_a_deal_event_is_the_seats_own(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running_stack(tmp_path) as stack:
+            table_id = await started_table(stack, one_hand_rules())
+            for seat, player in enumerate(PLAYERS):
+                events = await read_stream(
+                    stack, table_id, auth=stack.player_auth(player), seat=seat, after=0, count=6
+                )
+                dealt = events[5]
+                assert dealt.kind == common_pb2.EVENT_KIND_HAND_DEALT
+                view = await view_of(stack, table_id, player, seat)
+                rack = sorted(t.id for t in dealt.private_tiles)
+                if not my_turn(view) or view.phase == common_pb2.PHASE_FIRST:
+                    assert rack == sorted(t.tile.id for t in view.rack)
+                assert all(tile_by_id(t) for t in rack)
+
+    run(scenario())
