@@ -8,7 +8,7 @@ PROTOS := $(wildcard protos/okey/v1/*.proto)
 GEN := build/gen
 GEN_STAMP := $(GEN)/.generated
 
-.PHONY: help install gen run test lint typecheck unit bench clean k8s
+.PHONY: help install gen run test lint typecheck unit bench clean docs k8s
 
 help:
 	@echo "make run    set up and start the stack (services arrive issue by issue)"
@@ -16,6 +16,7 @@ help:
 	@echo "make lint   ruff, mypy and buf lint only"
 	@echo "make gen    generate the gRPC code from protos/ into build/gen"
 	@echo "make bench  benchmarks that print figures"
+	@echo "make docs   regenerate docs/api.md from the protos' comments"
 	@echo "make k8s    render every k8s/ overlay into build/k8s/<overlay>.yaml"
 
 $(BIN)/python:
@@ -79,6 +80,10 @@ k8s: install
 		$(KUBECTL) kustomize k8s/overlays/$$overlay > build/k8s/$$overlay.yaml || exit 1; \
 		echo "build/k8s/$$overlay.yaml"; \
 	done
+
+# The API reference, generated from the protos' comments (a test checks it is up to date).
+docs: install
+	$(BIN)/python -m okey101.apidocs --out docs/api.md
 
 clean:
 	rm -rf $(VENV) build .mypy_cache .ruff_cache .pytest_cache
