@@ -593,7 +593,9 @@ class LobbyRepository:
     async def _revoke(self, session: AsyncSession, *where: Any) -> int:
         result = await session.execute(
             update(refresh_tokens)
-            .where(refresh_tokens.c.revoked_us.is_(None), *where)
+            .where(
+                refresh_tokens.c.revoked_us.is_(None), refresh_tokens.c.used_us.is_(None), *where
+            )
             .values(revoked_us=now_us())
         )
         return int(result.rowcount)  # type: ignore[attr-defined]
