@@ -9,6 +9,7 @@ import random
 import pytest
 from okey.v1 import common_pb2, rules_pb2
 
+from okey101.engine import view as view_module
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import InvalidInput
 from okey101.engine.hand import HandState
@@ -120,3 +121,24 @@ def test_the_ledger_keeps_what_came_before_a_refused_tile() -> None:
         ledger.add(ALL_TILES[2], "third")
     assert caught.value.params["first_field"] == "second[0]"
     ledger.add(ALL_TILES[3], "fourth")  # never counted: the list stopped at the repeat
+
+
+def test_rack_entries_and_costly_tiles_by_face_are_those_tile_by_tile() -> None:
+    rng = random.Random(5)
+    for indicator in ALL_TILES[:104:3]:
+        okey = Okey(indicator)
+        for size in (0, 1, 3, 8, 52):
+            playable = frozenset(rng.sample(range(52), size) + [okey.face] * rng.randrange(2))
+            entries = convert._rack_entries_for(okey, playable)
+            costly = view_module._costly_ids(okey, playable)
+            for tile in ALL_TILES:
+                wild = okey.is_wild(tile)
+                takes = not wild and okey.plays_as(tile) in playable
+                expected = common_pb2.SeatView()
+                expected.rack.add(
+                    tile=convert.tile_to_proto(tile, okey),
+                    playable=takes,
+                    costly_discard=wild or takes,
+                )
+                assert common_pb2.SeatView.FromString(entries[tile.id]) == expected
+                assert (tile.id in costly) == (wild or okey.plays_as(tile) in playable)

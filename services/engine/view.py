@@ -14,6 +14,7 @@ take, give-back and discard.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
 
 from okey101.engine.actions import (
     Action,
@@ -41,7 +42,7 @@ from okey101.engine.solver import (
     least_leftover,
     playable_faces,
 )
-from okey101.engine.tiles import Tile
+from okey101.engine.tiles import ALL_TILES, FACE_COUNT, Okey, Tile, copies_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +92,8 @@ class SeatView:
 def view(state: HandState, seat: int) -> SeatView:
     """What ``seat`` may know; never another rack or the stock order while the hand is live."""
     me = state.seats[seat]
-    playable = playable_faces(state.table_melds(), state.rules)
-    okey = state.okey
-    costly = tuple(
-        tile for tile in me.rack if okey.is_wild(tile) or okey.plays_as(tile) in playable
-    )
+    costly_ids = _costly_ids(state.okey, playable_faces(state.table_melds(), state.rules))
+    costly = tuple(tile for tile in me.rack if tile.id in costly_ids)
     others = tuple(
         OtherSeat(
             seat=index,
@@ -128,6 +126,23 @@ def view(state: HandState, seat: int) -> SeatView:
         revealed_racks=tuple(s.rack for s in state.seats) if state.ended else (),
         this_turn=state.this_turn if state.turn == seat else ThisTurn(),
     )
+
+
+def _costly_ids(okey: Okey, playable: frozenset[int]) -> set[int]:
+    """The ids of the tiles whose discard costs +101: those for which ``okey.is_wild(tile) or
+    okey.plays_as(tile) in playable``, found face by face rather than tile by tile (a view is
+    made on every move): both copies of the okey's face and of each playable face, and the
+    false jokers when the okey's face is playable (they play as it)."""
+    ids = {tile.id for tile in copies_of(okey.face)}
+    for face in playable:
+        if 0 <= face < FACE_COUNT:  # a tile plays as a coloured face, or as the okey's
+            ids.update(tile.id for tile in copies_of(face))
+    if okey.face in playable:
+        ids.update(_FALSE_JOKER_IDS)
+    return ids
+
+
+_FALSE_JOKER_IDS: Final = frozenset(tile.id for tile in ALL_TILES if tile.is_false_joker)
 
 
 def _applies(state: HandState, seat: int, action: Action) -> bool:

@@ -952,12 +952,15 @@ def _own_part(state: HandState, seat: int, entries: Sequence[bytes]) -> bytes:
 
 
 def _rack_entries(state: HandState) -> list[bytes]:
-    """Each tile's serialized rack entry (by tile id) in ``state``: wild for the two okeys,
-    playable (and so a costly discard) for a tile playing as a face the table could take (a
-    false joker plays as the okey's face), plain otherwise."""
-    okey = state.okey
+    """Each tile's serialized rack entry (by tile id) in ``state``."""
+    return _rack_entries_for(state.okey, playable_faces(state.table_melds(), state.rules))
+
+
+def _rack_entries_for(okey: Okey, playable: frozenset[int]) -> list[bytes]:
+    """Each tile's serialized rack entry (by tile id): wild for the two okeys, playable (and so
+    a costly discard) for a tile playing as a face the table could take (a false joker plays
+    as the okey's face), plain otherwise."""
     entries = list(_RACK_ENTRIES[_PLAIN])
-    playable = playable_faces(state.table_melds(), state.rules)
     for face in playable:
         if 0 <= face < FACE_COUNT:
             tile_id = face * 2
@@ -993,9 +996,25 @@ _SEAT_NUMBERS: Final = tuple(
 )
 
 
-@lru_cache(maxsize=64)
 def _rules_message(rules: RuleSet) -> common_pb2.RuleSet:
     """A rule set's message, built once per rule set (callers copy it)."""
+    # By identity first: states read from requests share the RuleSet ``rules_from_proto``
+    # remembers, and hashing or comparing a RuleSet's every knob costs more than the lookup.
+    known = _RULES_BY_IDENTITY.get(id(rules))
+    if known is not None and known[0] is rules:
+        return known[1]
+    message = _rules_message_by_value(rules)
+    if len(_RULES_BY_IDENTITY) >= 64:
+        _RULES_BY_IDENTITY.clear()
+    _RULES_BY_IDENTITY[id(rules)] = (rules, message)  # holding ``rules`` keeps its id unique
+    return message
+
+
+_RULES_BY_IDENTITY: dict[int, tuple[RuleSet, common_pb2.RuleSet]] = {}
+
+
+@lru_cache(maxsize=64)
+def _rules_message_by_value(rules: RuleSet) -> common_pb2.RuleSet:
     return rules_to_proto(rules)
 
 

@@ -15,6 +15,7 @@ import logging
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any, TextIO
 
 import structlog
@@ -115,13 +116,18 @@ def ids_of(message: object) -> Mapping[str, str]:
     that is not protobuf (raw bytes) has none.
     """
     descriptor = getattr(message, "DESCRIPTOR", None)
-    fields = getattr(descriptor, "fields_by_name", None)
-    if not fields:
+    if descriptor is None:
         return {}
     found: dict[str, str] = {}
-    for name in ID_FIELDS:
-        if name in fields:
-            value = getattr(message, name, None)
-            if value:
-                found[name] = str(value)
+    for name in _id_fields(descriptor):
+        value = getattr(message, name, None)
+        if value:
+            found[name] = str(value)
     return found
+
+
+@lru_cache(maxsize=1024)
+def _id_fields(descriptor: Any) -> tuple[str, ...]:
+    """Which of ``ID_FIELDS`` a message type has (asked once per type, not once per call)."""
+    fields = getattr(descriptor, "fields_by_name", None)
+    return tuple(name for name in ID_FIELDS if fields and name in fields)
