@@ -170,6 +170,9 @@ class RulesTable:
     ) -> scoring_pb2.ScoreSheet | None:
         return None  # no scoring here: the screen falls back to the hand results it saw
 
+    async def close(self) -> None:
+        self.closed = True
+
 
 # ---------------------------------------------------------------------------------------------
 # Running the app against the rules service

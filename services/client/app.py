@@ -85,6 +85,8 @@ class TablePort(Protocol):
         self, match_id: str, hand_number: int
     ) -> scoring_pb2.ScoreSheet | None: ...
 
+    async def close(self) -> None: ...
+
 
 #: Given a way to report progress ("Logging in…"), find a table and return its port.
 Connect = Callable[[Callable[[str], None]], Awaitable[TablePort]]
@@ -429,6 +431,10 @@ class OkeyApp(App[int]):
         self.query_one(RackView).note = self.strings("logging_in")
         self.set_interval(0.5, self._tick)
         self.run_worker(self._follow(), name="follow", group="follow", exit_on_error=False)
+
+    async def on_unmount(self) -> None:
+        if self.port is not None:
+            await self.port.close()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         view = self.model.view

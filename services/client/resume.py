@@ -21,7 +21,7 @@ asked for cannot make the consumer apply it twice.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -88,7 +88,7 @@ class ResumableWatch:
         #: How many times a stream was opened (the first time included).
         self.connections = 0
 
-    async def __aiter__(self) -> AsyncIterator[table_pb2.WatchTableResponse]:
+    async def __aiter__(self) -> AsyncGenerator[table_pb2.WatchTableResponse, None]:
         failures = 0
         while True:
             with_view, self._with_view = self._with_view, False

@@ -178,8 +178,9 @@ class Tokens:
     async def metadata(self) -> tuple[tuple[str, str], ...]:
         expires = self._tokens.access_token_expire_time.ToSeconds()
         if expires and self._clock() > expires - REFRESH_MARGIN:
-            async with self._lock:
-                if self._clock() > self._tokens.access_token_expire_time.ToSeconds() - 60:
+            async with self._lock:  # one refresh for every call that found the token old
+                expires = self._tokens.access_token_expire_time.ToSeconds()
+                if self._clock() > expires - REFRESH_MARGIN:
                     await self._refresh()
         return (("authorization", f"Bearer {self._tokens.access_token}"),)
 
@@ -395,6 +396,10 @@ class TableSession:
     @property
     def locale(self) -> str:
         return self.player.locale
+
+    async def close(self) -> None:
+        """Close the player's channels (the session is the last user of its player)."""
+        await self.player.close()
 
     def watch(
         self,

@@ -1,0 +1,164 @@
+"""A whole stack on free ports, every service a process of its own, as ``okey101 up`` runs it.
+
+``okey101 simulate`` (without ``--lobby``) and the end-to-end tests start one: each built
+service is ``python -m okey101.cli serve NAME`` with its gRPC and metrics ports picked free,
+the other services' addresses in ``OKEY_<PEER>_ADDRESS``, local mode (SQLite and the
+development signing key, shared by all, under one var dir), and its log in
+``VAR/logs/NAME.log``. The block waits until every service reports SERVING on the standard
+health service; leaving it sends each process SIGTERM (the graceful drain) and waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from okey101.bench.rules_bench import free_port, wait_serving
+
+#: The table's and lobby's knobs for a stack that plays as fast as it can: bots move at once,
+#: the next hand is dealt at once, and a quick-match ticket gets its bots at once.
+FAST: Mapping[str, str] = {
+    "OKEY_TABLE_BOT_MOVE_SECONDS": "0",
+    "OKEY_TABLE_NEXT_HAND_SECONDS": "0",
+    "OKEY_QUICK_MATCH_WAIT_SECONDS": "0",
+}
+
+
+@dataclass
+class Service:
+    """One running service."""
+
+    name: str
+    port: int
+    metrics_port: int
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+
+@dataclass
+class LocalStack:
+    """The services of one stack, by name, and how they were started."""
+
+    var_dir: Path
+    #: Each service's (gRPC port, metrics port).
+    ports: dict[str, tuple[int, int]]
+    #: The environment every service is started with.
+    env: dict[str, str]
+    services: dict[str, Service] = field(default_factory=dict)
+
+    def address(self, name: str) -> str:
+        return f"127.0.0.1:{self.ports[name][0]}"
+
+    def start(self, name: str) -> Service:
+        """Start ``name`` on its ports (not waiting for it to serve)."""
+        grpc_port, metrics_port = self.ports[name]
+        logs = self.var_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        log = logs / f"{name}.log"
+        command = [sys.executable, "-m", "okey101.cli", "serve", name]
+        command += ["--port", str(grpc_port), "--metrics-port", str(metrics_port)]
+        command += ["--var-dir", str(self.var_dir)]
+        with open(log, "ab") as handle:  # the child keeps its own copy of the descriptor
+            child = subprocess.Popen(
+                command,
+                env=self.env,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # Ctrl-C in a terminal is the caller's to handle
+            )
+        self.services[name] = Service(name, grpc_port, metrics_port, child, log)
+        return self.services[name]
+
+    def logs(self, lines: int = 40) -> str:
+        """The end of every service's log (for a failing test's report)."""
+        out = []
+        for service in self.services.values():
+            try:
+                text = service.log.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            tail = "\n".join(text.splitlines()[-lines:])
+            out.append(f"--- {service.name} (exit {service.process.poll()}) ---\n{tail}")
+        return "\n".join(out)
+
+    def stop(self, name: str, timeout: float = 30.0) -> int | None:
+        """SIGTERM one service and wait for it (its graceful drain); its exit status."""
+        child = self.services[name].process
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+            try:
+                child.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+        return child.returncode
+
+    def restart(self, name: str, timeout: float = 60.0) -> Service:
+        """Stop one service and start it again on the same ports (its clients reconnect)."""
+        self.stop(name)
+        service = self.start(name)
+        asyncio.run(wait_serving(service.address, timeout=timeout))
+        return service
+
+
+@contextlib.contextmanager
+def local_stack(
+    var_dir: Path | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    services: tuple[str, ...] | None = None,
+    timeout: float = 90.0,
+) -> Iterator[LocalStack]:
+    """Start the stack (see the module docstring); stop it when the block ends."""
+    from okey101.cli import built_services
+
+    names = services or tuple(built_services())
+    with contextlib.ExitStack() as cleanup:
+        if var_dir is None:
+            var_dir = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="okey101-")))
+        ports = {name: (free_port(), free_port()) for name in names}
+        environment = {
+            **os.environ,
+            "OKEY_LOG_LEVEL": "warning",
+            "OKEY_LOG_FORMAT": "json",
+            "OKEY_JWKS_PORT": str(free_port()),
+            **{
+                f"OKEY_{name.upper()}_ADDRESS": f"127.0.0.1:{port}"
+                for name, (port, _) in ports.items()
+            },
+            **(env or {}),
+        }
+        stack = LocalStack(var_dir, ports, environment)
+        try:
+            for name in names:
+                stack.start(name)
+            asyncio.run(_wait_all(stack, timeout))
+            yield stack
+        finally:
+            for service in stack.services.values():  # all drain at once, then wait for each
+                if service.process.poll() is None:
+                    service.process.send_signal(signal.SIGTERM)
+            for name in stack.services:
+                stack.stop(name)
+
+
+async def _wait_all(stack: LocalStack, timeout: float) -> None:
+    for service in stack.services.values():
+        try:
+            await wait_serving(service.address, timeout=timeout)
+        except TimeoutError:
+            raise TimeoutError(
+                f"{service.name} did not report SERVING within {timeout:.0f} s\n{stack.logs()}"
+            ) from None
