@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import dataclasses
 import importlib.util
 import ipaddress
 import os
@@ -41,6 +42,7 @@ from okey101.cli import SERVICES, build_parser
 from okey101.platform.auth import TokenIssuer, load_signing_key, verifier_for
 from okey101.platform.config import SERVICE_PORTS, SETTINGS, load_settings
 from okey101.platform.database import database_url
+from okey101.table.service import TableOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 K8S = ROOT / "k8s"
@@ -486,6 +488,8 @@ def test_each_service_reads_the_settings_the_design_wants(
     known |= {
         f"OKEY_{service.upper()}_{spec.name.upper()}" for service in SERVICES for spec in SETTINGS
     }
+    # The table's own knobs (TableOptions: OKEY_TABLE_BOT_MOVE_SECONDS, ...).
+    known |= {f"OKEY_TABLE_{knob.name.upper()}" for knob in dataclasses.fields(TableOptions)}
     for service, (deployment, container) in _serving(objects).items():
         env = _environment(objects, container)
         unknown = {name for name in env if name.startswith("OKEY_")} - known
