@@ -197,6 +197,17 @@ def test_events_are_told_in_the_players_language_with_names() -> None:
     )
     model.on_event(drew)
     assert model.log[-1] == "Ortadan R2 çektin."
+    # The viewer's own moves are told to them ("you"), in their language's grammar.
+    own = common_pb2.Event()
+    own.CopyFrom(discard)
+    own.sequence, own.seat = 4, 1
+    model.on_event(own)
+    assert model.log[-1] == "R7 attın."
+    model.strings = Strings("en")
+    model.on_event(
+        common_pb2.Event(sequence=5, kind=common_pb2.EVENT_KIND_TOOK, seat=1, tiles=own.tiles)
+    )
+    assert model.log[-1] == "You took R7."
 
 
 def test_an_event_newer_than_the_view_makes_it_stale_and_a_newer_view_fresh() -> None:

@@ -141,8 +141,10 @@ class SeatBox(Static):
         s = model.strings
         public = view.seats[seat] if seat < len(view.seats) else common_pb2.SeatPublic(seat=seat)
         occupant = public.occupant
-        title = Text(model.name(seat), style="bold")
-        if occupant.kind == common_pb2.OCCUPANT_KIND_BOT:
+        name = model.name(seat)
+        title = Text(name, style="bold")
+        # A bot's name may already say it is one ("Mehmet (bot)").
+        if occupant.kind == common_pb2.OCCUPANT_KIND_BOT and s("bot") not in name.lower():
             title.append(f" ({s('bot')})", style="dim")
         if occupant.away:
             title.append(f" ({s('away')})", style="yellow")
@@ -911,7 +913,7 @@ class OkeyApp(App[int]):
                 self.model.hand_results, self.model.totals_before, s, self.names()
             )
             notes.append(s("sheet_from_table"))
-        title = s("sheet_title", number=hand_number)
+        title = s("sheet_title", number=hand_number) if hand_number else s("sheet_title_now")
         result = self.model.match_result
         if final and result is not None:
             title = s("result_title")
@@ -927,7 +929,7 @@ class OkeyApp(App[int]):
         view = self.model.view
         if view is None:
             return
-        number = max(self.model.hand_results, default=view.hand_number)
+        number = max(self.model.hand_results, default=0)  # 0: no hand has ended yet
         self.run_worker(
             self._open_sheet(number, self.model.match_result is not None), group="sheet"
         )

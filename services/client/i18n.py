@@ -187,6 +187,27 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     "ev_drew": {"en": "{name} drew from the stock.", "tr": "{name} ortadan çekti."},
     "ev_drew_own": {"en": "You drew {tile}.", "tr": "Ortadan {tile} çektin."},
     "ev_took": {"en": "{name} took {tile}.", "tr": "{name} yandan {tile} aldı."},
+    "ev_took_own": {"en": "You took {tile}.", "tr": "Yandan {tile} aldın."},
+    "ev_gave_back_own": {"en": "You gave {tile} back.", "tr": "{tile} taşını geri verdin."},
+    "ev_penalty_own": {
+        "en": "You: +{points} penalty ({reason}).",
+        "tr": "Sana +{points} ceza yazıldı ({reason}).",
+    },
+    "ev_opened_own": {"en": "You opened ({points}): {tiles}", "tr": "Açtın ({points}): {tiles}"},
+    "ev_melded_own": {"en": "You laid down {tiles}", "tr": "Per koydun: {tiles}"},
+    "ev_laid_off_own": {
+        "en": "You laid {tiles} off on #{index}.",
+        "tr": "#{index} perine {tiles} işledin.",
+    },
+    "ev_took_okey_own": {
+        "en": "You took the okey back from #{index}.",
+        "tr": "#{index} perinden okeyi geri aldın.",
+    },
+    "ev_showed_indicator_own": {
+        "en": "You showed the indicator ({points}).",
+        "tr": "Göstergeyi gösterdin ({points}).",
+    },
+    "ev_discarded_own": {"en": "You discarded {tile}.", "tr": "{tile} attın."},
     "ev_gave_back": {"en": "{name} gave {tile} back.", "tr": "{name} {tile} taşını geri verdi."},
     "ev_penalty": {
         "en": "{name}: +{points} penalty ({reason}).",
@@ -237,6 +258,7 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
         "en": "Score sheet after hand {number}",
         "tr": "{number}. elden sonra puan çizelgesi",
     },
+    "sheet_title_now": {"en": "Score sheet", "tr": "Puan çizelgesi"},
     "sheet_hand": {"en": "Hand", "tr": "El"},
     "sheet_total": {"en": "Total", "tr": "Toplam"},
     "sheet_finished_by": {"en": "finished by {name}", "tr": "{name} bitirdi"},

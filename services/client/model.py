@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 from okey.v1 import common_pb2, scoring_pb2
 
-from okey101.client.i18n import Strings
+from okey101.client.i18n import CATALOGUE, Strings
 from okey101.client.render import meld_plain, tiles_plain
 
 _PENALTY_KEYS = {
@@ -121,8 +121,15 @@ class TableModel:
 
     def describe(self, event: common_pb2.Event) -> str:
         """One line for the log, in the player's language; empty for events not worth one."""
-        s = self.strings
         kind = event.kind
+        own = self.seat is not None and event.HasField("seat") and event.seat == self.seat
+
+        def s(key: str, **params: object) -> str:
+            # The viewer's own moves have sentences of their own ("You took R7." / "R7 aldın.").
+            if own and f"{key}_own" in CATALOGUE:
+                return self.strings(f"{key}_own", **params)
+            return self.strings(key, **params)
+
         name = self.name(event.seat) if event.HasField("seat") else ""
         tile = tiles_plain(event.tiles)
         simple = {

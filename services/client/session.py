@@ -538,9 +538,9 @@ class TableSession:
     async def score_sheet_through(
         self, match_id: str, hand_number: int, *, wait: float = 3.0
     ) -> scoring_pb2.ScoreSheet | None:
-        """The score sheet once it holds ``hand_number`` (the table hands results to scoring
-        through an outbox, so the row may arrive a moment after the hand ends); None if it
-        does not within ``wait`` seconds or scoring cannot be reached."""
+        """The score sheet once it holds ``hand_number`` (0: as it is now). The table hands
+        results to scoring through an outbox, so a row may arrive a moment after its hand
+        ends. None if it does not within ``wait`` seconds or scoring cannot be reached."""
         deadline = time.monotonic() + wait
         while True:
             try:
@@ -550,7 +550,7 @@ class TableSession:
                 if rejection.code not in (grpc.StatusCode.NOT_FOUND, *RETRYABLE):
                     return None
             else:
-                if any(row.hand_number >= hand_number for row in sheet.rows):
+                if hand_number == 0 or any(row.hand_number >= hand_number for row in sheet.rows):
                     return sheet
             if time.monotonic() > deadline:
                 return None
