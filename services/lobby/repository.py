@@ -1263,7 +1263,8 @@ class LobbyRepository:
                 entrants += [player for player in json.loads(row.seats) if player]
                 advancing += bracket.advancing(lines, row.advance)
             last = bracket.is_last_round(round_number, len(entrants), tournament.planned_rounds)
-            out = [player for player in entrants if player not in set(advancing)]
+            # In the last round nobody advances; everyone but the winner is out (below).
+            out = [] if last else [player for player in entrants if player not in set(advancing)]
             if out:
                 await session.execute(
                     update(tournament_players)
@@ -1293,7 +1294,7 @@ class LobbyRepository:
                         tournament_players.c.tournament_id == tournament_id,
                         tournament_players.c.player_id == entry.player_id,
                     )
-                    .values(final_rank=rank)
+                    .values(final_rank=rank, eliminated=rank != 1)
                 )
             await session.execute(
                 update(tournaments)
