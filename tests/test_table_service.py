@@ -101,7 +101,9 @@ async def seat_players(stack: Stack, table_id: str, players: tuple[str, ...] = P
     stub = stack.table_stub()
     for seat, player in enumerate(players):
         await stub.Sit(
-            table_pb2.SitRequest(request_id=f"sit-{player}", table_id=table_id, seat=seat),
+            table_pb2.SitRequest(
+                request_id=f"sit-{player}-{table_id}", table_id=table_id, seat=seat
+            ),
             metadata=stack.player_auth(player),
         )
 
@@ -227,7 +229,7 @@ async def started_table(stack: Stack, rules: common_pb2.RuleSet | None = None) -
     table = await create_table(stack, rules or one_hand_rules(match_hands=2))
     await seat_players(stack, table.table_id)
     await stack.table_stub().Start(
-        table_pb2.StartRequest(request_id="start", table_id=table.table_id),
+        table_pb2.StartRequest(request_id=f"start-{table.table_id}", table_id=table.table_id),
         metadata=stack.service_auth(),
     )
     return table.table_id
@@ -448,6 +450,11 @@ def test_retries_answer_once_and_stale_moves_are_aborted(table_url: str, tmp_pat
             code, reason, sentence = await refused(stub.Act, request, stack.player_auth(player))
             assert (code, reason) == (grpc.StatusCode.ABORTED, "STALE_VERSION")
             assert str(view.state_version) in sentence
+            # The first request id again, for another table: refused, not answered.
+            other_table = await started_table(stack, one_hand_rules())
+            request.request_id, request.table_id = "move-1", other_table
+            code, reason, _ = await refused(stub.Act, request, stack.player_auth(player))
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
             assert (await get_table(stack, table_id)).last_sequence == after.last_sequence
 
     run(scenario())

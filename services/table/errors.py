@@ -22,6 +22,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "The request needs {field}.",
         "tr": "İstekte {field} alanı olmalı.",
     },
+    "REQUEST_ID_REUSED": {
+        "en": "Request id {request_id} was already used for another table: use a new id for a "
+        "new change.",
+        "tr": "{request_id} istek kimliği başka bir masa için kullanıldı: yeni bir değişiklik "
+        "için yeni bir kimlik kullanın.",
+    },
     "SEQUENCE_AHEAD": {
         "en": "Sequence number {after_sequence} is ahead of the table's last event "
         "({last_sequence}).",

@@ -252,10 +252,18 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             raise Missing("TABLE_NOT_FOUND", table_id=table_id)
         return record
 
-    async def _replay(self, caller: str, method: str, request_id: str, kind: type[_M]) -> _M | None:
-        check_request_id(request_id)
-        stored = await self.store.answer(caller, method, request_id)
-        return None if stored is None else kind.FromString(stored)
+    async def _replay(self, caller: str, method: str, request: Any, kind: type[_M]) -> _M | None:
+        """The first answer to ``request``'s request id, if it was answered. The id answered a
+        call about another table: INVALID_ARGUMENT REQUEST_ID_REUSED (a retry repeats the
+        request unchanged; a new change needs a new id)."""
+        check_request_id(request.request_id)
+        stored = await self.store.answer(caller, method, request.request_id)
+        if stored is None:
+            return None
+        table_id, answer = stored
+        if getattr(request, "table_id", table_id) != table_id:
+            raise Invalid("REQUEST_ID_REUSED", request_id=request.request_id)
+        return kind.FromString(answer)
 
     async def _commit(self, change: Change) -> Committed:
         committed = await self.store.commit(change)
@@ -403,7 +411,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     ) -> table_pb2.CreateTableResponse:
         claims = require_claims()
         replayed = await self._replay(
-            claims.subject, "CreateTable", request.request_id, table_pb2.CreateTableResponse
+            claims.subject, "CreateTable", request, table_pb2.CreateTableResponse
         )
         if replayed is not None:
             return replayed
@@ -477,7 +485,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         )
         if not created:  # a retry raced this call and answered first
             replayed = await self._replay(
-                claims.subject, "CreateTable", request.request_id, table_pb2.CreateTableResponse
+                claims.subject, "CreateTable", request, table_pb2.CreateTableResponse
             )
             assert replayed is not None
             return replayed
@@ -537,9 +545,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.SitRequest, context: Any
     ) -> table_pb2.SitResponse:
         claims = require_claims()
-        replayed = await self._replay(
-            claims.subject, "Sit", request.request_id, table_pb2.SitResponse
-        )
+        replayed = await self._replay(claims.subject, "Sit", request, table_pb2.SitResponse)
         if replayed is not None:
             return replayed
         if claims.kind == "service":
@@ -663,9 +669,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.LeaveRequest, context: Any
     ) -> table_pb2.LeaveResponse:
         claims = require_claims()
-        replayed = await self._replay(
-            claims.subject, "Leave", request.request_id, table_pb2.LeaveResponse
-        )
+        replayed = await self._replay(claims.subject, "Leave", request, table_pb2.LeaveResponse)
         if replayed is not None:
             return replayed
         player_id = (
@@ -718,7 +722,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     ) -> table_pb2.SetDealSeedResponse:
         claims = require_claims()
         replayed = await self._replay(
-            claims.subject, "SetDealSeed", request.request_id, table_pb2.SetDealSeedResponse
+            claims.subject, "SetDealSeed", request, table_pb2.SetDealSeedResponse
         )
         if replayed is not None:
             return replayed
@@ -757,7 +761,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     ) -> table_pb2.CloseTableResponse:
         claims = require_claims()
         replayed = await self._replay(
-            claims.subject, "CloseTable", request.request_id, table_pb2.CloseTableResponse
+            claims.subject, "CloseTable", request, table_pb2.CloseTableResponse
         )
         if replayed is not None:
             return replayed
@@ -807,9 +811,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.StartRequest, context: Any
     ) -> table_pb2.StartResponse:
         claims = require_claims()
-        replayed = await self._replay(
-            claims.subject, "Start", request.request_id, table_pb2.StartResponse
-        )
+        replayed = await self._replay(claims.subject, "Start", request, table_pb2.StartResponse)
         if replayed is not None:
             return replayed
         record = await self._load(request.table_id)
@@ -973,9 +975,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.ActRequest, context: Any
     ) -> table_pb2.ActResponse:
         claims = require_claims()
-        replayed = await self._replay(
-            claims.subject, "Act", request.request_id, table_pb2.ActResponse
-        )
+        replayed = await self._replay(claims.subject, "Act", request, table_pb2.ActResponse)
         if replayed is not None:
             return replayed
         if not request.actions:

@@ -133,16 +133,19 @@ class TableStore:
             ).first()
         return None if row is None else TableRecord.from_row(row_mapping(row))
 
-    async def answer(self, caller: str, method: str, request_id: str) -> bytes | None:
+    async def answer(self, caller: str, method: str, request_id: str) -> tuple[str, bytes] | None:
+        """The table and the answer stored for a request id, if it was answered."""
         async with self.database.read() as session:
-            found = await session.scalar(
-                select(models.requests.c.response).where(
-                    models.requests.c.caller == caller,
-                    models.requests.c.method == method,
-                    models.requests.c.request_id == request_id,
+            found = (
+                await session.execute(
+                    select(models.requests.c.table_id, models.requests.c.response).where(
+                        models.requests.c.caller == caller,
+                        models.requests.c.method == method,
+                        models.requests.c.request_id == request_id,
+                    )
                 )
-            )
-        return None if found is None else bytes(found)
+            ).first()
+        return None if found is None else (found.table_id, bytes(found.response))
 
     async def events_after(
         self, table_id: str, after: int, *, limit: int = 500, hand_id: str | None = None
