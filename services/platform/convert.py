@@ -25,6 +25,7 @@ import enum
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any, Final
 
 from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
@@ -236,9 +237,15 @@ def tile_from_id(tile_id: int, *, field: str = "tile_id") -> Tile:
 def tiles_from_ids(tile_ids: Iterable[int], *, field: str) -> tuple[Tile, ...]:
     """Tiles of ids (each checked; duplicates are the caller's to refuse)."""
     ids = tile_ids if isinstance(tile_ids, list) else list(tile_ids)
-    if not ids or (min(ids) >= 0 and max(ids) < TILE_COUNT):
+    # Both in C: one pass of set lookups, then one of indexing (a hand state holds 106 ids).
+    if _TILE_IDS.issuperset(ids):
+        if len(ids) > 1:
+            return itemgetter(*ids)(ALL_TILES)  # type: ignore[no-any-return]
         return tuple([ALL_TILES[tile_id] for tile_id in ids])
     return tuple(tile_from_id(tile_id, field=f"{field}[{i}]") for i, tile_id in enumerate(ids))
+
+
+_TILE_IDS: Final = frozenset(range(TILE_COUNT))
 
 
 def _build_tile(tile: Tile, wild: bool) -> common_pb2.Tile:
