@@ -6,7 +6,11 @@ every call with its request (``empty_server``). The same client (grpc.aio, ``con
 in flight) calls each for ``seconds``: the rules service with a real ApplyAction (a dealt hand,
 the starting player's discard, a service token), the empty one with a request of the same size.
 The last line is JSON: ``calls_per_second``, ``p50_ms``, ``p99_ms``, ``empty_calls_per_second``,
-``ratio_vs_empty``, ``errors``.
+``ratio_vs_empty``, ``errors``; and, because the rates swing with whatever else the machine runs
+(the two are measured one after the other), what each server process spent on the processor per
+call while it was measured (``server_cpu_us_per_call``, ``empty_server_cpu_us_per_call``, their
+``cpu_ratio_vs_empty``; read from ``/proc``, null where there is none) and the load average
+before and after (``load_before``, ``load_after``).
 """
 
 from __future__ import annotations
@@ -85,6 +89,37 @@ def wait_serving_sync(target: str, timeout: float = 30.0) -> None:
     asyncio.run(wait_serving(target, timeout))
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """The processor time (user and system) process ``pid`` has used so far, from ``/proc``;
+    None where it cannot be read."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # Fields 14 and 15 (utime, stime), counted after the command name's closing parenthesis.
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def measure_cpu(
+    pid: int, call: Callable[[], Awaitable[Any]], concurrency: int, seconds: float
+) -> tuple[int, list[float], int, float | None]:
+    """``measure``, and the microseconds of processor time process ``pid`` spent per call."""
+    before = cpu_seconds(pid)
+    count, latencies, errors = await measure(call, concurrency, seconds)
+    after = cpu_seconds(pid)
+    if before is None or after is None or not count:
+        return count, latencies, errors, None
+    return count, latencies, errors, (after - before) / count * 1e6
+
+
+def _load() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
 async def measure(
     call: Callable[[], Awaitable[Any]], concurrency: int, seconds: float
 ) -> tuple[int, list[float], int]:
@@ -140,11 +175,12 @@ async def _run(seconds: float, concurrency: int, seed: int) -> dict[str, object]
             "--var-dir", var_dir,
         ]  # fmt: skip
         empty_args = [sys.executable, "-m", "okey101.bench.empty_server", str(empty_port)]
-        with process(rules_args, env), process(empty_args, env):
+        with process(rules_args, env) as rules_process, process(empty_args, env) as empty:
             rules_target = f"127.0.0.1:{rules_port}"
             empty_target = f"127.0.0.1:{empty_port}"
             await wait_serving(rules_target)
             await wait_serving(empty_target)
+            load_before = _load()
             metadata = (("authorization", f"Bearer {token}"),)
             async with grpc.aio.insecure_channel(rules_target) as rules_channel:
                 stub = rules_pb2_grpc.RulesServiceStub(rules_channel)
@@ -155,16 +191,19 @@ async def _run(seconds: float, concurrency: int, seed: int) -> dict[str, object]
                 async def apply_action() -> Any:
                     return await stub.ApplyAction(request, metadata=metadata, timeout=5)
 
-                count, latencies, errors = await measure(apply_action, concurrency, seconds)
+                count, latencies, errors, cpu_us = await measure_cpu(
+                    rules_process.pid, apply_action, concurrency, seconds
+                )
             async with grpc.aio.insecure_channel(empty_target) as empty_channel:
                 echo: Any = empty_channel.unary_unary(EMPTY_METHOD)
 
                 async def empty_call() -> Any:
                     return await echo(payload, metadata=metadata, timeout=5)
 
-                empty_count, _empty_latencies, empty_errors = await measure(
-                    empty_call, concurrency, seconds
+                empty_count, _empty_latencies, empty_errors, empty_cpu_us = await measure_cpu(
+                    empty.pid, empty_call, concurrency, seconds
                 )
+            load_after = _load()
     calls_per_second = count / seconds
     empty_per_second = empty_count / seconds
     return {
@@ -177,7 +216,18 @@ async def _run(seconds: float, concurrency: int, seed: int) -> dict[str, object]
         "concurrency": concurrency,
         "seconds": seconds,
         "request_bytes": len(payload),
+        "server_cpu_us_per_call": _rounded(cpu_us),
+        "empty_server_cpu_us_per_call": _rounded(empty_cpu_us),
+        "cpu_ratio_vs_empty": (
+            round(empty_cpu_us / cpu_us, 3) if cpu_us and empty_cpu_us is not None else None
+        ),
+        "load_before": load_before,
+        "load_after": load_after,
     }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
 
 
 def main(seconds: float, concurrency: int, seed: int, as_json: bool) -> int:
@@ -190,6 +240,12 @@ def main(seconds: float, concurrency: int, seed: int, as_json: bool) -> int:
     print(
         f"empty gRPC service: {figures['empty_calls_per_second']} calls/s; "
         f"ratio {figures['ratio_vs_empty']}; errors {figures['errors']}"
+    )
+    print(
+        f"server processor time a call: rules {figures['server_cpu_us_per_call']} us, "
+        f"empty {figures['empty_server_cpu_us_per_call']} us (ratio "
+        f"{figures['cpu_ratio_vs_empty']}); load average {figures['load_before']} before, "
+        f"{figures['load_after']} after"
     )
     if as_json:
         print(json.dumps(figures))
