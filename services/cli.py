@@ -542,11 +542,16 @@ def _add_simulate(commands: Commands) -> None:
         "--lobby", dest="lobby_address", metavar="ADDR", default=None,
         help="use the stack whose lobby is here instead of starting one",
     )  # fmt: skip
+    parser.add_argument(
+        "--var-dir", default="var", help="where the guest secret is kept (with --lobby)"
+    )
     _add_client_flags(parser, "table", "scoring")
     parser.set_defaults(handler=_simulate)
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from okey101.client import simulate
 
     try:
@@ -557,6 +562,7 @@ def _simulate(args: argparse.Namespace) -> int:
             lobby=args.lobby_address,
             table=args.table_address if args.lobby_address else None,
             scoring=args.scoring_address if args.lobby_address else None,
+            var_dir=Path(args.var_dir),
             strings=_client_strings(args),
             out=sys.stdout,
         )
@@ -698,12 +704,33 @@ def _bench_rules(args: argparse.Namespace) -> int:
     return rules_bench.main(args.seconds, args.concurrency, args.seed, args.json)
 
 
+def _add_bench_table(targets: Commands) -> None:
+    parser = targets.add_parser(
+        "table",
+        help="bots playing many tables through the real table, rules, bot and scoring services",
+        description="Start the rules, bot, scoring and table services on free ports with a "
+        "temporary database and play TABLES tables at once as bots for SECONDS; Act latency.",
+    )
+    parser.add_argument("--tables", type=_positive_int, default=20, help="tables at once")
+    parser.add_argument("--seconds", type=float, default=20.0, help="seconds measured")
+    parser.add_argument("--database-url", help="the table's database (default: a SQLite file)")
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(handler=_bench_table)
+
+
+def _bench_table(args: argparse.Namespace) -> int:
+    from okey101.bench import table_bench
+
+    return table_bench.main(args.tables, args.seconds, args.database_url, args.json)
+
+
 # Each adds one ``okey101 bench TARGET`` subcommand.
 _BENCH_TARGETS: tuple[Callable[[Commands], None], ...] = (
     _add_bench_solver,
     _add_bench_engine,
     _add_bench_rules,
     _add_bench_bots,
+    _add_bench_table,
 )
 
 
