@@ -279,14 +279,21 @@ def test_a_guest_hosts_a_private_table_is_joined_and_plays_a_match_to_its_end(
                 metadata=bearer(host.tokens.access_token),
             )
             assert final.table.state == common_pb2.TABLE_STATE_FINISHED
-            # The match is on the score sheet, as the scoring service recorded it.
-            sheet = await scoring_pb2_grpc.ScoringServiceStub(
-                peers.channel_to_scoring
-            ).GetScoreSheet(
-                scoring_pb2.GetScoreSheetRequest(match_id=final.table.match_id),
-                metadata=bearer(host.tokens.access_token),
-            )
-            assert sheet.sheet.ended and len(sheet.sheet.rows) == 1
+            # The match reaches the score sheet (through the table's outbox).
+            scoring: Any = scoring_pb2_grpc.ScoringServiceStub(peers.channel_to_scoring)
+
+            async def recorded() -> Any:
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    answer = await scoring.GetScoreSheet(
+                        scoring_pb2.GetScoreSheetRequest(match_id=final.table.match_id),
+                        metadata=bearer(host.tokens.access_token),
+                    )
+                    if answer.sheet.ended:
+                        return answer.sheet
+                return None
+
+            sheet = await until(recorded, 20, "the match on the score sheet")
+            assert len(sheet.rows) == 1 and list(sheet.totals) == list(final.table.match_totals)
             # The table's own refusal comes through the lobby as the table gave it.
             over = await refused(
                 stub.LeaveTable(
