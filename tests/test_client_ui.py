@@ -166,7 +166,7 @@ class RulesTable:
         return answer
 
     async def score_sheet_through(
-        self, match_id: str, hand_number: int
+        self, match_id: str, hand_number: int, *, ended: bool = False
     ) -> scoring_pb2.ScoreSheet | None:
         return None  # no scoring here: the screen falls back to the hand results it saw
 

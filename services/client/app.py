@@ -27,7 +27,7 @@ from okey.v1 import common_pb2, rules_pb2, scoring_pb2, table_pb2
 from rich.console import Group as RichGroup
 from rich.style import Style
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -82,7 +82,7 @@ class TablePort(Protocol):
     async def best_opening(self, view: common_pb2.SeatView) -> rules_pb2.BestOpeningResponse: ...
 
     async def score_sheet_through(
-        self, match_id: str, hand_number: int
+        self, match_id: str, hand_number: int, *, ended: bool = False
     ) -> scoring_pb2.ScoreSheet | None: ...
 
     async def close(self) -> None: ...
@@ -432,7 +432,7 @@ class OkeyApp(App[int]):
     def on_mount(self) -> None:
         self.query_one(RackView).note = self.strings("logging_in")
         self.set_interval(0.5, self._tick)
-        self.run_worker(self._follow(), name="follow", group="follow", exit_on_error=False)
+        self._follow()
 
     async def on_unmount(self) -> None:
         if self.port is not None:
@@ -451,6 +451,7 @@ class OkeyApp(App[int]):
 
     # Following the table -----------------------------------------------------------------------
 
+    @work(group="follow", exit_on_error=False)
     async def _follow(self) -> None:
         try:
             port = await self.connect(self._progress)
@@ -509,16 +510,17 @@ class OkeyApp(App[int]):
         if outcome.stale:
             self._request_refresh()
         if outcome.hand_ended:
-            self.run_worker(self._show_sheet(event.hand_number), group="sheet")
+            self._show_sheet(event.hand_number)
         if outcome.match_ended:
-            self.run_worker(self._show_sheet(event.hand_number, final=True), group="sheet")
+            self._show_sheet(event.hand_number, final=True)
         self._render_state()
 
     def _request_refresh(self, *, force: bool = False) -> None:
         if not self._refreshing:
             self._refreshing = True
-            self.run_worker(self._refresh(force), group="refresh", exit_on_error=False)
+            self._refresh(force)
 
+    @work(group="refresh", exit_on_error=False)
     async def _refresh(self, force: bool) -> None:
         """Fetch views until the one shown includes every event seen (at least one when
         ``force``: a move was refused as stale before the stream said what changed)."""
@@ -626,8 +628,9 @@ class OkeyApp(App[int]):
     def _schedule_check(self) -> None:
         if self.spectator:
             return
-        self.run_worker(self._check_selection(), group="check", exclusive=True, exit_on_error=False)
+        self._check_selection()
 
+    @work(group="check", exclusive=True, exit_on_error=False)
     async def _check_selection(self) -> None:
         view = self.model.view
         rack = self.query_one(RackView).rack
@@ -814,8 +817,9 @@ class OkeyApp(App[int]):
         self.push_screen(PickMeldScreen(self.strings("pick_meld"), labelled), chosen)
 
     def action_best(self) -> None:
-        self.run_worker(self._best(), group="best", exclusive=True, exit_on_error=False)
+        self._best()
 
+    @work(group="best", exclusive=True, exit_on_error=False)
     async def _best(self) -> None:
         view = self.model.view
         if view is None or self.port is None or not view.HasField("seat"):
@@ -856,8 +860,9 @@ class OkeyApp(App[int]):
             self.set_message(self.strings("spectator_no_moves"))
             return
         self.sent.append(actions)
-        self.run_worker(self._act(actions, clear), group="act", exit_on_error=False)
+        self._act(actions, clear)
 
+    @work(group="act", exit_on_error=False)
     async def _act(self, actions: list[common_pb2.Action], clear: bool) -> None:
         view = self.model.view
         if view is None or self.port is None:
@@ -886,11 +891,16 @@ class OkeyApp(App[int]):
     def names(self) -> list[str]:
         return [self.model.name(seat) for seat in range(4)]
 
+    @work(group="sheet", exit_on_error=False)
     async def _show_sheet(self, hand_number: int, *, final: bool = False) -> None:
         key = -hand_number if final else hand_number
         if key in self._sheet_shown:
             return
         self._sheet_shown.add(key)
+        await self._open_sheet(hand_number, final)
+
+    @work(group="sheet", exit_on_error=False)
+    async def _sheet_worker(self, hand_number: int, final: bool) -> None:
         await self._open_sheet(hand_number, final)
 
     async def _open_sheet(self, hand_number: int, final: bool) -> None:
@@ -905,7 +915,7 @@ class OkeyApp(App[int]):
                 except grpc.aio.AioRpcError:
                     self.match_id = ""
             if self.match_id:
-                sheet = await self.port.score_sheet_through(self.match_id, hand_number)
+                sheet = await self.port.score_sheet_through(self.match_id, hand_number, ended=final)
         if sheet is not None:
             rows = sheet_rows(sheet, s, self.names())
         else:
@@ -930,9 +940,8 @@ class OkeyApp(App[int]):
         if view is None:
             return
         number = max(self.model.hand_results, default=0)  # 0: no hand has ended yet
-        self.run_worker(
-            self._open_sheet(number, self.model.match_result is not None), group="sheet"
-        )
+        final = self.model.match_result is not None
+        self._sheet_worker(number, final)
 
     def action_quit_client(self) -> None:
         self.exit(0)

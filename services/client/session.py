@@ -58,8 +58,9 @@ PRESETS: Final[dict[str, common_pb2.RulePreset]] = {
 PRESET_NAMES: Final[dict[int, str]] = {int(value): name for name, value in PRESETS.items()}
 #: How long one unary call may take before it is retried (or given up).
 CALL_TIMEOUT: Final = 10.0
-#: Attempts of one idempotent call on UNAVAILABLE / DEADLINE_EXCEEDED.
-ATTEMPTS: Final = 5
+#: Attempts of one idempotent call on UNAVAILABLE / DEADLINE_EXCEEDED: with the back-off,
+#: about 16 s, long enough for a restarted service (a new pod, a process) to come back.
+ATTEMPTS: Final = 8
 #: Refresh the access token this many seconds before it expires.
 REFRESH_MARGIN: Final = 60.0
 #: Quick-match polling interval (LobbyService.GetQuickMatchStatus: "about once a second").
@@ -342,9 +343,11 @@ class Player:
         bot_level: common_pb2.BotLevel = common_pb2.BOT_LEVEL_NORMAL,
         seat: int = 0,
         turn_seconds: int | None = None,
+        visibility: common_pb2.TableVisibility = common_pb2.TABLE_VISIBILITY_PRIVATE,
     ) -> Seating:
-        """HostTable: a private table with bots in the other three seats, started at once.
-        ``hands`` makes the match that many hands long (a custom rule set)."""
+        """HostTable: a table (private unless said otherwise) with bots in the other three
+        seats, started at once. ``hands`` makes the match that many hands long (a custom rule
+        set)."""
         rules = common_pb2.RuleSet(preset=PRESETS[preset])
         if hands is not None:
             rules.match_end = common_pb2.MATCH_END_FIXED_HANDS
@@ -354,7 +357,7 @@ class Player:
         request = lobby_pb2.HostTableRequest(
             request_id=new_request_id(),
             rules=rules,
-            visibility=common_pb2.TABLE_VISIBILITY_PRIVATE,
+            visibility=visibility,
             host_seat=seat,
             bots=[
                 lobby_pb2.BotSeat(seat=other, level=bot_level)
@@ -536,11 +539,12 @@ class TableSession:
         return sheet
 
     async def score_sheet_through(
-        self, match_id: str, hand_number: int, *, wait: float = 3.0
+        self, match_id: str, hand_number: int, *, wait: float = 3.0, ended: bool = False
     ) -> scoring_pb2.ScoreSheet | None:
         """The score sheet once it holds ``hand_number`` (0: as it is now). The table hands
         results to scoring through an outbox, so a row may arrive a moment after its hand
-        ends. None if it does not within ``wait`` seconds or scoring cannot be reached."""
+        ends. With ``ended``, also until the match's end is recorded (winners set). None if
+        it does not within ``wait`` seconds or scoring cannot be reached."""
         deadline = time.monotonic() + wait
         while True:
             try:
@@ -550,7 +554,8 @@ class TableSession:
                 if rejection.code not in (grpc.StatusCode.NOT_FOUND, *RETRYABLE):
                     return None
             else:
-                if hand_number == 0 or any(row.hand_number >= hand_number for row in sheet.rows):
+                has_row = hand_number == 0 or any(r.hand_number >= hand_number for r in sheet.rows)
+                if has_row and (sheet.ended or not ended):
                     return sheet
             if time.monotonic() > deadline:
                 return None

@@ -30,6 +30,7 @@ from okey.v1 import common_pb2, scoring_pb2
 from okey101.client.errors import Rejection
 from okey101.client.i18n import Strings
 from okey101.client.model import sheet_rows
+from okey101.client.resume import Reconnecting
 from okey101.client.session import Endpoints, GuestStore, Player, TableSession
 from okey101.engine.bots import BotLevel, decide
 from okey101.platform import convert
@@ -101,16 +102,22 @@ async def play_match(
     *,
     level: BotLevel = BotLevel.NORMAL,
     on_hand: Callable[[common_pb2.Event], None] | None = None,
+    on_event: Callable[[common_pb2.Event], None] | None = None,
+    on_reconnect: Callable[[Reconnecting], None] | None = None,
 ) -> tuple[common_pb2.MatchResult, list[common_pb2.Event]]:
     """Follow the table and play our seat until the match ends; the result and every
-    HAND_ENDED event."""
+    HAND_ENDED event. ``on_event`` sees every event of the stream, ``on_reconnect`` every
+    reconnection."""
     hands: list[common_pb2.Event] = []
-    async with contextlib.aclosing(aiter(session.watch())) as stream:
+    watch = session.watch(on_reconnect=on_reconnect)
+    async with contextlib.aclosing(aiter(watch)) as stream:
         async for item in stream:
             if item.HasField("view"):
                 view = item.view
             else:
                 event = item.event
+                if on_event is not None:
+                    on_event(event)
                 if event.kind == common_pb2.EVENT_KIND_MATCH_ENDED:
                     return event.match_result, hands
                 if event.kind == common_pb2.EVENT_KIND_TABLE_CLOSED:
@@ -160,7 +167,7 @@ async def simulate(
             )
             result, ended = await play_match(session, level=level)
             count = max((event.hand_number for event in ended), default=result.hands_played)
-            sheet = await session.score_sheet_through(result.match_id, count, wait=10.0)
+            sheet = await session.score_sheet_through(result.match_id, count, wait=10.0, ended=True)
             outcome = MatchOutcome(seating.table_id, result, sheet, ended)
             print(format_sheet(outcome, strings), file=out, flush=True)
             outcomes.append(outcome)
@@ -207,6 +214,7 @@ def run(
     scoring: str | None,
     strings: Strings,
     out: TextIO,
+    var_dir: Path = Path("var"),
 ) -> int:
     """The command: 0 when every match was played to its end and its sheet printed."""
     from okey101.client.stack import FAST, local_stack
@@ -230,7 +238,7 @@ def run(
             scoring=scoring or base.scoring,
             rules=base.rules,
         )
-        asyncio.run(go(endpoints, Path("var")))
+        asyncio.run(go(endpoints, var_dir))
         return 0
     with local_stack(env=FAST) as stack:
         endpoints = Endpoints(

@@ -1,0 +1,293 @@
+"""End to end: the whole stack as ``make run`` starts it, every service a process of its own
+(``okey101 serve NAME``, local mode, SQLite, one var dir), on free ports, with bots that move
+at once; clients talk to it only through the public API, as a frontend would.
+
+- a guest quick-matches through the lobby and plays a whole match (its seat played by the
+  engine's bot through Act), the table process is restarted in the middle and the stream
+  resumes from its last sequence number with nothing missed or repeated; the score sheet is
+  read back from scoring and agrees with the table's match result;
+- the terminal client, driven headless with Textual's pilot, plays a hand against the table's
+  bots (draws, discards, a refused move with the engine's sentence, the turn timer) and shows
+  the score sheet from scoring and the match result;
+- a spectator's screen follows a table without a rack and cannot move;
+- ``okey101 simulate --lobby`` plays a match against the stack and prints its score sheet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from okey.v1 import common_pb2
+
+from okey101.client.app import ConfirmScreen, OkeyApp, ScoreSheetScreen
+from okey101.client.commands import play_app, watch_app
+from okey101.client.i18n import Strings
+from okey101.client.resume import Reconnecting
+from okey101.client.session import Endpoints, GuestStore, Player
+from okey101.client.simulate import play_match, play_turn
+from okey101.client.stack import FAST, LocalStack, local_stack
+from okey101.engine.bots import BotLevel
+from okey101.engine.messages import render
+
+MISSING = [
+    name
+    for name in ("rules", "bot", "scoring", "table", "lobby")
+    if importlib.util.find_spec(f"okey101.{name}.__main__") is None
+]
+pytestmark = pytest.mark.skipif(
+    bool(MISSING), reason=f"not built yet: {', '.join(MISSING)} (the stack needs all five)"
+)
+SIZE = (120, 40)
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    with local_stack(tmp_path_factory.mktemp("stack"), env=FAST) as running:
+        yield running
+
+
+def endpoints(stack: LocalStack) -> Endpoints:
+    return Endpoints(
+        lobby=stack.address("lobby"),
+        table=stack.address("table"),
+        scoring=stack.address("scoring"),
+        rules=stack.address("rules"),
+    )
+
+
+def test_every_service_runs_as_a_process_of_its_own(stack: LocalStack) -> None:
+    pids = {service.process.pid for service in stack.services.values()}
+    assert set(stack.services) == {"rules", "bot", "scoring", "table", "lobby"}
+    assert len(pids) == 5
+    assert all(service.process.poll() is None for service in stack.services.values())
+
+
+def test_a_quick_match_is_played_to_its_end_through_the_lobby_and_scored(
+    stack: LocalStack, tmp_path: Path
+) -> None:
+    async def main() -> None:
+        store = GuestStore(tmp_path, stack.address("lobby"))
+        async with Player(endpoints(stack)) as player:
+            profile = await player.login_guest(store, "E2E")
+            seating = await player.quick_match("oyna", poll_seconds=0.2)
+            session = player.session(seating.table_id, seating.seat)
+            table = await session.get_table()
+            assert table.state == common_pb2.TABLE_STATE_PLAYING
+            kinds = [seat.kind for seat in table.seats]
+            assert kinds.count(common_pb2.OCCUPANT_KIND_BOT) == 3
+            assert table.seats[seating.seat].player_id == profile.player_id
+
+            sequences: list[int] = []
+            reconnects: list[Reconnecting] = []
+            restarts: list[asyncio.Task[Any]] = []
+
+            def on_hand(event: common_pb2.Event) -> None:
+                # After the first hand, restart the table process (SIGTERM: it drains, streams
+                # end with UNAVAILABLE) on the same port, while the match goes on.
+                if not restarts:
+                    restarts.append(asyncio.create_task(asyncio.to_thread(stack.restart, "table")))
+
+            result, hands = await play_match(
+                session,
+                level=BotLevel.NORMAL,
+                on_hand=on_hand,
+                on_event=lambda event: sequences.append(event.sequence),
+                on_reconnect=reconnects.append,
+            )
+            for task in restarts:
+                await task
+            # The stream was resumed: every sequence number once, in order, none missing.
+            assert restarts and reconnects, "the table was restarted but no reconnection seen"
+            assert reconnects[0].rejection.code == grpc.StatusCode.UNAVAILABLE
+            assert sequences == list(range(sequences[0], sequences[0] + len(sequences)))
+
+            # The match, as the table ended it and as scoring recorded it.
+            assert result.hands_played >= 1 and len(hands) >= result.hands_played
+            totals = [seat.total for seat in result.seats]
+            assert max(totals) >= 1000  # oyna: until a total reaches 1,000
+            winners = [seat.seat for seat in result.seats if seat.winner]
+            assert all(totals[seat] == min(totals) for seat in winners)
+            sheet = await session.score_sheet_through(
+                result.match_id, len(hands), wait=20, ended=True
+            )
+            assert sheet is not None and sheet.ended
+            assert list(sheet.totals) == totals
+            assert sorted(sheet.winner_seats) == sorted(winners)
+            assert sheet.seats[seating.seat].player_id == profile.player_id
+            running = [0, 0, 0, 0]
+            for row in sheet.rows:
+                running = [a + score.points for a, score in zip(running, row.scores, strict=True)]
+                assert list(row.running_totals) == running
+            assert running == totals
+            finished = await session.get_table()
+            assert finished.state == common_pb2.TABLE_STATE_FINISHED
+
+        # The next start logs in as the same player (the guest secret was kept).
+        async with Player(endpoints(stack)) as again:
+            assert (await again.login_guest(store)).player_id == profile.player_id
+
+    asyncio.run(main())
+
+
+# ---------------------------------------------------------------------------------------------
+# The terminal client, headless
+
+
+async def until(pilot: Any, done: Callable[[], bool], timeout: float = 30.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not done():
+        if loop.time() > deadline:
+            raise AssertionError("the client did not get there in time")
+        await pilot.pause(0.05)
+
+
+def screen_text(app: OkeyApp) -> str:
+    from rich.console import Console
+
+    console = Console(width=SIZE[0], record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text()
+
+
+async def put_cursor(app: OkeyApp, pilot: Any, tile_id: int) -> None:
+    rack = app.query_one("#rack").rack  # type: ignore[attr-defined]
+    steps = rack.order.index(tile_id) - rack.cursor
+    await pilot.press(*(["right"] * steps if steps > 0 else ["left"] * -steps))
+
+
+def test_the_terminal_client_plays_a_hand_against_bots(stack: LocalStack, tmp_path: Path) -> None:
+    """north_sultan (a 45 s turn timer), one hand: the player draws and discards until the hand
+    ends; the score sheet comes from scoring and the match result closes it."""
+
+    async def main() -> None:
+        app = play_app(
+            endpoints(stack), Strings("en"), preset="north_sultan", hands=1, var_dir=tmp_path
+        )
+        app.check_delay = 0
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.model.view is not None)
+            refused = timer_seen = False
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 120
+            while not (
+                isinstance(app.screen, ScoreSheetScreen) and app.model.match_result is not None
+            ):
+                assert loop.time() < deadline, "the hand did not end in time"
+                view = app.model.view
+                assert view is not None
+                if isinstance(app.screen, ConfirmScreen):
+                    await pilot.press("y")
+                elif (
+                    not isinstance(app.screen, ScoreSheetScreen)
+                    and view.HasField("seat")
+                    and view.turn == view.seat
+                    and view.phase != common_pb2.PHASE_ENDED
+                    and not app.model.stale
+                ):
+                    match = re.search(r"Your turn: [^│]*· (\d+) s", screen_text(app))
+                    if match:
+                        timer_seen = True
+                        assert 0 <= int(match.group(1)) <= 45
+                    version = view.state_version
+                    if view.phase == common_pb2.PHASE_DRAW:
+                        await pilot.press("d")
+                    elif not refused:
+                        # A second draw is refused by the table with the engine's sentence.
+                        await pilot.press("d")
+                        await until(pilot, lambda: app.message.startswith("Not allowed"))
+                        code = (
+                            "NO_DRAW_ON_FIRST_TURN"
+                            if view.phase == common_pb2.PHASE_FIRST
+                            else "ALREADY_DREW"
+                        )
+                        assert app.message == f"Not allowed: {render(code, 'en', {})}"
+                        refused = True
+                        continue
+                    else:
+                        cheap = [item for item in view.rack if not item.costly_discard]
+                        chosen = (cheap or list(view.rack))[-1]
+                        await put_cursor(app, pilot, chosen.tile.id)
+                        await pilot.press("x")
+
+                    def moved(before: int = version) -> bool:
+                        shown = app.model.view
+                        return (shown is not None and shown.state_version > before) or isinstance(
+                            app.screen, ConfirmScreen | ScoreSheetScreen
+                        )
+
+                    await until(pilot, moved)
+                await pilot.pause(0.05)
+            assert refused and timer_seen
+            await until(pilot, lambda: "Match over" in screen_text(app))
+            text = screen_text(app)
+            assert "Winner:" in text
+            # The rows came from scoring, not from the client's own copy of the results.
+            assert "has not answered yet" not in text
+            assert app.model.hand_results  # the HAND_ENDED event was seen
+            await pilot.press("q")
+
+    asyncio.run(main())
+
+
+def test_a_spectator_follows_a_table_read_only(stack: LocalStack, tmp_path: Path) -> None:
+    async def main() -> None:
+        async with Player(endpoints(stack)) as host:
+            await host.login_guest(GuestStore(tmp_path / "host", stack.address("lobby")), "Host")
+            seating = await host.host_with_bots(
+                "boombala", hands=1, visibility=common_pb2.TABLE_VISIBILITY_PUBLIC
+            )
+            seat = host.session(seating.table_id, seating.seat)
+            app = watch_app(
+                endpoints(stack), Strings("tr"), table_id=seating.table_id, var_dir=tmp_path
+            )
+            async with app.run_test(size=SIZE) as pilot:
+                await until(pilot, lambda: app.model.view is not None)
+                view = app.model.view
+                assert view is not None and not view.HasField("seat") and not view.rack
+                assert "izleyicilere ıstaka gösterilmez" in screen_text(app)
+                await pilot.press("d", "x", "space", "o")
+                assert app.sent == []
+                # The host plays a turn; the spectator sees it happen, without private tiles.
+                before = app.model.last_sequence
+                mine = await seat.seat_view()
+                while mine.turn != seating.seat:
+                    await asyncio.sleep(0.05)
+                    mine = await seat.seat_view()
+                await play_turn(seat, mine, BotLevel.EASY)
+                await until(pilot, lambda: app.model.last_sequence > before)
+                await until(pilot, lambda: any("attı" in line for line in app.model.log))
+                shown = app.model.view
+                assert shown is not None and not shown.rack
+                await pilot.press("q")
+
+    asyncio.run(main())
+
+
+def test_simulate_plays_a_match_and_prints_the_score_sheet(
+    stack: LocalStack, tmp_path: Path
+) -> None:
+    command = [sys.executable, "-m", "okey101.cli", "simulate", "--matches", "1"]
+    command += ["--var-dir", str(tmp_path)]
+    command += ["--rules", "boombala", "--hands", "1"]
+    command += ["--lobby", stack.address("lobby"), "--table", stack.address("table")]
+    command += ["--scoring", stack.address("scoring")]
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert finished.returncode == 0, finished.stderr
+    lines = finished.stdout.splitlines()
+    assert lines[0].startswith("Match 1 of 1 at table ")
+    header, row, total, winner = lines[1], lines[2], lines[3], lines[4]
+    assert header.startswith("Hand") and row.startswith("1 ")
+    totals = [int(number) for number in total.split()[1:]]
+    points = [int(cell.split("=")[1]) for cell in row.split()[1:5]]
+    assert len(totals) == 4 and totals == points
+    assert winner.startswith("winner: ")
