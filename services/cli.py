@@ -292,6 +292,8 @@ def _up(args: argparse.Namespace) -> int:
         for name, _child in children:
             port, metrics = SERVICE_PORTS[name]
             print(f"  {name:<8} 127.0.0.1:{port}   http://127.0.0.1:{metrics}/metrics")
+        if "lobby" in names:
+            print("  the lobby's JWKS: http://127.0.0.1:9106/.well-known/jwks.json")
         missing = [name for name in SERVICES if name not in names]
         if missing:
             print(f"  not built yet: {', '.join(missing)}")
