@@ -176,6 +176,9 @@ class Database:
         self._writer = self.engine.execution_options(**{WRITE_OPTION: True})
         self._read_sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         self._write_sessions = async_sessionmaker(self._writer, expire_on_commit=False)
+        # SQLite takes one writer at a time; writers of this process queue here rather than in
+        # SQLite's busy handler, which sleeps in steps of up to 100 ms between tries.
+        self._sqlite_writer = asyncio.Lock() if self.engine.dialect.name == "sqlite" else None
 
     @classmethod
     def for_service(cls, service: str, settings: Settings, **options: Any) -> Database:
@@ -192,7 +195,11 @@ class Database:
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncSession]:
-        async with self._write_sessions() as session, session.begin():
+        if self._sqlite_writer is None:
+            async with self._write_sessions() as session, session.begin():
+                yield session
+            return
+        async with self._sqlite_writer, self._write_sessions() as session, session.begin():
             yield session
 
     async def transaction(self, work: Callable[[AsyncSession], Awaitable[_T]]) -> _T:

@@ -236,6 +236,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         # The views of the latest state this pod computed, per table: (state_version, the four
         # seats' views, the spectator's). A miss asks the rules service.
         self._views: OrderedDict[str, tuple[int, list[Any], Any]] = OrderedDict()
+        self._hands: OrderedDict[str, dict[str, Any]] = OrderedDict()
         #: Called after every commit that sets a timer due now (the timer worker wakes).
         self.on_timer_due: Callable[[], None] = lambda: None
 
@@ -322,11 +323,21 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         return message
 
     async def _deal_record(self, record: TableRecord, *, reveal: bool) -> common_pb2.DealRecord:
+        """The current hand's fairness record (its seed only if ``reveal``). Hand rows never
+        change what they publish, so they are kept here once read."""
         if not record.hand_id:
             return common_pb2.DealRecord()
-        hand = await self.store.hand(record.hand_id)
+        hand = self._hands.get(record.hand_id)
         if hand is None:
-            return common_pb2.DealRecord()
+            row = await self.store.hand(record.hand_id)
+            if row is None:
+                return common_pb2.DealRecord()
+            hand = {
+                key: row[key] for key in ("hand_id", "commitment", "player_seeds", "server_seed")
+            }
+            self._hands[record.hand_id] = hand
+            while len(self._hands) > _VIEW_CACHE_SIZE:
+                self._hands.popitem(last=False)
         return _deal_record_of(hand, reveal=reveal)
 
     def decorate(
