@@ -736,4 +736,11 @@ async def _tournament(
         table_pb2.GetTableRequest(table_id=tournament.rounds[2].table_ids[0]), metadata=service
     )
     assert {seat.player_id for seat in final.table.seats} == {line.player_id for line in lines[:4]}
+    # Scoring knows each table's round: its standings of round 3 are the final table's players.
+    scoring: Any = scoring_pb2_grpc.ScoringServiceStub(peers.channel_to_scoring)
+    by_round = await scoring.GetStandings(
+        scoring_pb2.GetStandingsRequest(tournament_id=tid, round=3), metadata=service
+    )
+    finalists = {line.player_id for line in by_round.standings if line.player_id}
+    assert finalists == {line.player_id for line in lines[:4]}
     assert time.monotonic() - began < 240

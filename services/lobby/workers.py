@@ -315,6 +315,7 @@ class TournamentDriver:
                 visibility=common_pb2.TABLE_VISIBILITY_PUBLIC,
                 seats=seats,
                 tournament_id=tournament.tournament_id,
+                tournament_round=row.round,
             )
         )
         for seat, player in enumerate(row.seats):
