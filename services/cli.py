@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from okey101.engine.errors import OkeyError
 
@@ -757,6 +757,77 @@ def _positive_int(text: str) -> int:
 
 
 # --------------------------------------------------------------------------------------------
+# export-hand
+
+
+def _add_export_hand(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "export-hand",
+        help="write an ended hand as a scenario file (replay it with okey101 scenario run)",
+        description="Read an ended hand's record from the table service (TableService."
+        "GetHandRecord) and write it as a scenario file: the deal, every move, and the engine's "
+        "own expect. Calls with a service token signed by the local development key of "
+        "--var-dir, or with --token.",
+    )
+    parser.add_argument("hand_id", metavar="HAND_ID")
+    parser.add_argument("--table", default="127.0.0.1:50052", help="the table service's address")
+    parser.add_argument("--var-dir", default="var", help="where the development key is")
+    parser.add_argument("--token", help="a bearer token to call with instead")
+    parser.add_argument("--out", help="the file to write (default: standard output)")
+    parser.set_defaults(handler=_export_hand)
+
+
+def _export_hand(args: argparse.Namespace) -> int:
+    import asyncio
+    from pathlib import Path
+
+    import grpc
+    import yaml
+
+    from okey101.engine.export import hand_scenario
+    from okey101.engine.tiles import tile_by_id
+    from okey101.platform import convert
+
+    async def fetch() -> object:
+        from okey.v1 import table_pb2, table_pb2_grpc
+
+        token = args.token
+        if token is None:
+            from okey101.platform.auth import TokenIssuer, dev_signing_key
+
+            token = TokenIssuer(dev_signing_key(Path(args.var_dir))).issue(
+                "okey101-cli", "service", ttl_seconds=60
+            )
+        async with grpc.aio.insecure_channel(args.table) as channel:
+            stub = table_pb2_grpc.TableServiceStub(channel)
+            answer = await stub.GetHandRecord(
+                table_pb2.GetHandRecordRequest(hand_id=args.hand_id, locale=args.lang),
+                metadata=(("authorization", f"Bearer {token}"),),
+                timeout=10,
+            )
+        return answer.record
+
+    try:
+        record: Any = asyncio.run(fetch())
+    except grpc.aio.AioRpcError as error:
+        raise CommandError(f"{args.table}: {error.code().name}: {error.details()}") from None
+    rules = convert.rules_from_proto(record.rules)
+    deck = [tile_by_id(tile_id) for tile_id in record.deck_tile_ids]
+    moves = [(move.seat, convert.action_from_proto(move.action)) for move in record.moves]
+    scenario = hand_scenario(rules, record.dealer, deck, moves)
+    header = (
+        f"# Hand {record.hand_id} (table {record.table_id}, hand {record.hand_number}), "
+        f"{record.rules_version}; server seed {record.deal.server_seed}\n"
+    )
+    text = header + yaml.safe_dump(scenario, sort_keys=False, allow_unicode=True)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
 # verify-deal
 
 
@@ -826,6 +897,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_migrate(commands)
     _add_bench(commands)
     _add_verify_deal(commands)
+    _add_export_hand(commands)
     return parser
 
 
