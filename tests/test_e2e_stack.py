@@ -10,13 +10,15 @@ at once; clients talk to it only through the public API, as a frontend would.
   bots (draws, discards, a refused move with the engine's sentence, the turn timer) and shows
   the score sheet from scoring and the match result;
 - a spectator's screen follows a table without a rack and cannot move;
-- ``okey101 simulate --lobby`` plays a match against the stack and prints its score sheet.
+- ``okey101 simulate --lobby`` plays a match against the stack and prints its score sheet;
+- docs/integration.md's example client plays a match while the table service restarts.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -291,3 +293,55 @@ def test_simulate_plays_a_match_and_prints_the_score_sheet(
     points = [int(cell.split("=")[1]) for cell in row.split()[1:5]]
     assert len(totals) == 4 and totals == points
     assert winner.startswith("winner: ")
+
+
+# ---------------------------------------------------------------------------------------------
+# The integration guide's example
+
+
+GUIDE = Path(__file__).resolve().parent.parent / "docs" / "integration.md"
+MARKER = "<!-- example: run by tests/test_e2e_stack.py -->"
+
+
+def guide_example() -> str:
+    """The Python block that follows the marker in docs/integration.md."""
+    after = GUIDE.read_text(encoding="utf-8").split(MARKER, 1)[1]
+    return after.split("```python\n", 1)[1].split("\n```", 1)[0]
+
+
+def test_the_integration_guides_example_plays_a_match_across_a_table_restart(
+    stack: LocalStack, tmp_path: Path
+) -> None:
+    script = tmp_path / "example.py"
+    script.write_text(guide_example(), encoding="utf-8")
+    env = {**os.environ, "OKEY_LOBBY": stack.address("lobby"), "OKEY_TABLE": stack.address("table")}
+    child = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert child.stdout is not None
+        first = child.stdout.readline()
+        assert first.startswith("playing at table "), child.stderr.read() if child.stderr else ""
+        # The table service restarts (drains, stops, starts on the same port) while it plays.
+        stack.restart("table")
+        out, err = child.communicate(timeout=180)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 0, err
+    lines = out.splitlines()
+    refused = [line for line in lines if line.startswith("refused: ")]
+    assert refused and refused[0].split(":")[1].strip() in ("ALREADY_DREW", "NO_DRAW_ON_FIRST_TURN")
+    assert any(line.startswith("stream dropped (UNAVAILABLE); resuming after ") for line in lines)
+    assert [line.split(":")[0] for line in lines if line.startswith("hand ")] == [
+        "hand 1 ended",
+        "hand 2 ended",
+    ]
+    results = lines[-4:]
+    assert all(re.fullmatch(r".+: -?\d+( \(winner\))?", line) for line in results)
+    assert any(line.endswith("(winner)") for line in results)
