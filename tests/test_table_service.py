@@ -751,3 +751,74 @@ def test_the_rack_in_a_deal_event_is_the_seats_own(tmp_path: Path) -> None:
                 assert all(tile_by_id(t) for t in rack)
 
     run(scenario())
+
+
+# ---------------------------------------------------------------------------------------------
+# The schema and the catalogue
+
+
+def test_migrated_schema_matches_the_models(table_url: str) -> None:
+    """The Alembic history, run twice (the second run finds nothing to do), makes exactly the
+    tables the models describe, with its own version table."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    from okey101.platform.database import Database
+    from okey101.table.models import metadata
+
+    async def scenario() -> None:
+        database = Database(table_url)
+        try:
+            await database.migrate("table")
+            await database.migrate("table")
+            async with database.engine.connect() as connection:
+
+                def compare(sync_connection: Any) -> tuple[list[Any], str | None]:
+                    context = MigrationContext.configure(
+                        sync_connection,
+                        opts={"version_table": "alembic_version_table", "compare_type": True},
+                    )
+                    return compare_metadata(context, metadata), context.get_current_revision()
+
+                differences, revision = await connection.run_sync(compare)
+            assert differences == []
+            assert revision == "0001_initial"
+        finally:
+            await database.dispose()
+
+    run(scenario())
+
+
+def test_every_table_sentence_names_the_same_parameters_in_both_languages() -> None:
+    import string
+
+    from okey101.table.errors import CATALOGUE
+
+    for code, sentences in CATALOGUE.items():
+        names = {
+            language: {field for _, field, _, _ in string.Formatter().parse(text) if field}
+            for language, text in sentences.items()
+        }
+        assert set(names) == {"en", "tr"}, code
+        assert names["en"] == names["tr"], code
+
+
+def test_every_code_the_table_raises_has_a_sentence() -> None:
+    import re
+
+    from okey101.table import errors
+
+    source = "\n".join(
+        path.read_text(encoding="utf-8") for path in (Path(errors.__file__).parent).glob("*.py")
+    )
+    codes = set(
+        re.findall(
+            r"(?:Invalid|Conflict|Missing|Denied|Stale|NotReady|InvalidInput|RuleViolation)"
+            r'\(\s*"([A-Z_]+)"',
+            source,
+        )
+    )
+    assert len(codes) > 20
+    for code in codes:
+        for language in ("en", "tr"):
+            assert errors.render(code, language, {}) != code, (code, language)
