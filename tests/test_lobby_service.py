@@ -1092,3 +1092,28 @@ def test_serve_lobby_starts_alone_serves_the_jwks_and_stops_on_sigterm(tmp_path:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_while_keys_rotate_the_lobby_publishes_the_new_key_first_and_the_old_one_too(
+    tmp_path: Path,
+) -> None:
+    """Rotation: the new key signs (``--signing-key-file``), the old public key stays published
+    (``--jwks-file``) until tokens signed with it have expired; both verify."""
+    from okey101.lobby.service import published_jwks
+    from okey101.platform.auth import jwks_of
+
+    new, old = SigningKey.generate(), SigningKey.generate()
+    (tmp_path / "old.json").write_text(json.dumps(jwks_of(old)))
+    settings = lobby_settings(tmp_path, jwks_file=tmp_path / "old.json")
+    published = published_jwks(new, settings)
+    assert [key["kid"] for key in published["keys"]] == [new.kid, old.kid]
+    verifier = JwksVerifier(published)
+    for key in (new, old):
+        token = TokenIssuer(key).issue("p_someone", "player")
+        assert verifier.verify(token).subject == "p_someone"
+    # The signing key is never published twice, and only Ed25519 keys are taken from the file.
+    (tmp_path / "mixed.json").write_text(
+        json.dumps({"keys": [*jwks_of(new)["keys"], {"kty": "RSA", "kid": "rsa", "n": "x"}]})
+    )
+    mixed = published_jwks(new, lobby_settings(tmp_path, jwks_file=tmp_path / "mixed.json"))
+    assert [key["kid"] for key in mixed["keys"]] == [new.kid]
