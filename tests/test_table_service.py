@@ -513,6 +513,12 @@ def test_seats_are_their_players_own_and_turns_are_kept(tmp_path: Path) -> None:
             )  # fmt: skip
             assert code == grpc.StatusCode.INVALID_ARGUMENT, reason
             code, reason, _ = await refused(
+                stub.GetSeatView,
+                table_pb2.GetSeatViewRequest(table_id=table_id, seat=7),
+                stack.service_auth(),
+            )
+            assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "SEAT_NOT_FOUND")
+            code, reason, _ = await refused(
                 stub.GetTable, table_pb2.GetTableRequest(table_id="t-nope"), stack.service_auth()
             )
             assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND")

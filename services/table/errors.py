@@ -88,6 +88,11 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "Seat {seat} is reserved for another player.",
         "tr": "{seat} numaralı koltuk başka bir oyuncuya ayrıldı.",
     },
+    # Lookups.
+    "SEAT_NOT_FOUND": {
+        "en": "There is no seat {seat}: a table's seats are 0 to 3.",
+        "tr": "{seat} numaralı koltuk yok: bir masanın koltukları 0-3 arasıdır.",
+    },
     # Permissions.
     "NOT_THE_HOST": {
         "en": "Only the table's host may do this.",

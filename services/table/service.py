@@ -391,7 +391,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
     def _acting_seat(self, record: TableRecord, claims: Claims, requested: int) -> int:
         if requested >= SEATS:
-            raise Invalid("BAD_FIELD", field="seat", value=str(requested))
+            raise Missing("SEAT_NOT_FOUND", seat=requested)
         if claims.kind == "service":
             return requested
         own = record.seat_of(claims.subject)
@@ -401,7 +401,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
     def _viewing_seat(self, record: TableRecord, claims: Claims, seat: int | None) -> int | None:
         if seat is not None and seat >= SEATS:
-            raise Invalid("BAD_FIELD", field="seat", value=str(seat))
+            raise Missing("SEAT_NOT_FOUND", seat=seat)
         if claims.kind == "service":
             return seat
         if seat is not None:
@@ -590,7 +590,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             raise Conflict("TABLE_CLOSED")
         requested = request.seat if request.HasField("seat") else None
         if requested is not None and requested >= SEATS:
-            raise Invalid("BAD_FIELD", field="seat", value=str(requested))
+            raise Missing("SEAT_NOT_FOUND", seat=requested)
         seats = list(record.seats)
         own = record.seat_of(player_id)
         now = self.now_us()
