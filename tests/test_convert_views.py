@@ -12,11 +12,12 @@ from okey.v1 import common_pb2, rules_pb2
 from okey101.engine import view as view_module
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import InvalidInput
-from okey101.engine.hand import HandState
+from okey101.engine.hand import HandState, Phase, Seat, TableMeld
+from okey101.engine.melds import make_group
 from okey101.engine.playout import RandomPlayer
 from okey101.engine.rules import RuleSet
 from okey101.engine.solver import playable_faces
-from okey101.engine.tiles import ALL_TILES, Okey
+from okey101.engine.tiles import ALL_TILES, Okey, copies_of, parse_face
 from okey101.platform import convert
 
 PRESETS = ("oyna", "boombala", "north_sultan")
@@ -142,3 +143,51 @@ def test_rack_entries_and_costly_tiles_by_face_are_those_tile_by_tile() -> None:
                 )
                 assert common_pb2.SeatView.FromString(entries[tile.id]) == expected
                 assert (tile.id in costly) == (wild or okey.plays_as(tile) in playable)
+
+
+def _state_with_meld(names: str, indicator: str, rules: RuleSet) -> common_pb2.HandState:
+    """A what-if state holding one run (of ``names``, no okey) on the table."""
+    okey = Okey(copies_of(parse_face(indicator))[1])
+    tiles = [copies_of(parse_face(name))[0] for name in names.split()]
+    table = (TableMeld(make_group(tiles, okey, rules), 0),)
+    seats = tuple(Seat(rack=()) for _ in range(4))
+    state = HandState(
+        rules=rules, okey=okey, dealer=0, turn=1, phase=Phase.DRAW, seats=seats, table=table
+    )
+    return convert.hand_state_to_proto(state)
+
+
+def test_a_remembered_meld_is_checked_again_under_another_okey_or_rule_set() -> None:
+    lenient = RuleSet.preset("oyna").with_overrides({"run_may_end_12_13_1": True})
+    strict = RuleSet.preset("oyna").with_overrides({"run_may_end_12_13_1": False})
+    message = _state_with_meld("R12 R13 R1", "K5", lenient)
+    assert len(convert.hand_state_from_proto(message).table) == 1  # read, and remembered
+    assert len(convert.hand_state_from_proto(message).table) == 1
+    message.rules.CopyFrom(convert.rules_to_proto(strict))
+    with pytest.raises(InvalidInput) as caught:
+        convert.hand_state_from_proto(message)
+    assert (caught.value.code, caught.value.params["field"]) == ("NOT_A_MELD", "state.table[0]")
+
+    # A false joker plays as the okey's face: K6 with K5 as the indicator, not with Y2.
+    joker = _state_with_meld("R6 B6 FJ", "K5", strict)
+    assert convert.hand_state_from_proto(joker).table[0].meld.stands_for[2] == parse_face("K6")
+    joker.indicator_tile_id = copies_of(parse_face("Y2"))[1].id
+    with pytest.raises(InvalidInput) as caught:
+        convert.hand_state_from_proto(joker)
+    assert caught.value.code == "NOT_A_MELD"
+
+
+def test_the_meld_memories_are_bounded_and_answer_the_same_after_forgetting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(convert, "MELD_MEMORY_SIZE", 3)
+    states = [s for s in playout_states("oyna", 400) if s.table]
+    assert states
+    for state in states[-10:]:
+        message = convert.hand_state_to_proto(state)
+        views, spectator = convert.seat_views_to_proto(state)
+        assert convert.hand_state_from_proto(message) == state
+        assert convert.hand_state_to_proto(convert.hand_state_from_proto(message)) == message
+        assert convert.seat_views_to_proto(state) == (views, spectator)
+    for memory in (convert._READ_MELDS, convert._MELD_BYTES, convert._VIEW_MELD_BYTES):
+        assert len(memory._entries) <= 3

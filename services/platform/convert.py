@@ -501,6 +501,105 @@ def _is_consistent(meld: Meld, okey: Okey, rules: RuleSet) -> bool:
 
 
 # --------------------------------------------------------------------------------------------
+# Table melds, remembered
+#
+# A table sends the same melds with every move. Reading one (checking it is the meld it says it
+# is) and writing one (a message per tile) cost more than the rest of a move once the table has
+# a dozen, so read melds are remembered by their bytes, and what is written for a meld by the
+# meld object itself: the object an earlier read returned, or one the engine made.
+
+#: How many entries each memory keeps (then it starts again: a table re-teaches its melds in
+#: one move).
+MELD_MEMORY_SIZE: Final = 4096
+
+
+class _Memory:
+    """A bounded dict whose values hold the objects their keys name by ``id`` (so no key is
+    reused while its entry lives)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[int | bytes, ...], tuple[Any, ...]] = {}
+
+    def get(self, key: tuple[int | bytes, ...], *owners: object) -> Any:
+        """The value stored under ``key`` with the same ``owners`` (by identity), or None."""
+        known = self._entries.get(key)
+        if known is None or any(a is not b for a, b in zip(known, owners, strict=False)):
+            return None
+        return known[-1]
+
+    def put(self, key: tuple[int | bytes, ...], *owners_and_value: object) -> None:
+        if len(self._entries) >= MELD_MEMORY_SIZE:
+            self._entries.clear()
+        self._entries[key] = owners_and_value
+
+
+_READ_MELDS: Final = _Memory()
+_MELD_BYTES: Final = _Memory()
+_STATE_MELD_BYTES: Final = _Memory()
+_VIEW_MELD_BYTES: Final = _Memory()
+
+
+def _state_meld_remembered(
+    message: common_pb2.HandStateMeld, okey: Okey, rules: RuleSet, field: str
+) -> TableMeld:
+    """``_state_meld_from_proto``, remembered by the message's bytes, the okey and the rule set
+    (only a meld that was read whole: an error is raised afresh every time)."""
+    key = (message.SerializeToString(), okey.indicator.id, id(rules))
+    item: TableMeld | None = _READ_MELDS.get(key, rules)
+    if item is None:
+        item = _state_meld_from_proto(message, okey, rules, field)
+        _READ_MELDS.put(key, rules, item)
+    return item
+
+
+def _meld_bytes(meld: Meld, okey: Okey) -> bytes:
+    """``meld_to_proto(meld, okey)``, serialized and remembered."""
+    key = (id(meld), okey.face)
+    data: bytes | None = _MELD_BYTES.get(key, meld)
+    if data is None:
+        data = meld_to_proto(meld, okey).SerializeToString()
+        _MELD_BYTES.put(key, meld, data)
+    return data
+
+
+def _state_meld_bytes(item: TableMeld) -> bytes:
+    """A HandState holding just ``item`` in its table, serialized and remembered."""
+    key = (id(item),)
+    data: bytes | None = _STATE_MELD_BYTES.get(key, item)
+    if data is None:
+        meld = item.meld
+        message = common_pb2.HandState()
+        added = message.table.add(
+            owner_seat=item.owner,
+            kind=_MELD_KINDS[meld.kind],
+            number=meld.number,
+            colour=colour_to_proto(meld.colour),
+        )
+        for tile, stands in zip(meld.tiles, meld.stands_for, strict=True):
+            if stands is None:
+                added.tiles.add(tile_id=tile.id)
+            else:
+                added.tiles.add(tile_id=tile.id, stands_for=_FACE_MESSAGES[stands])
+        data = message.SerializeToString()
+        _STATE_MELD_BYTES.put(key, item, data)
+    return data
+
+
+def _view_meld_bytes(index: int, meld: Meld, owner: int, okey: Okey) -> bytes:
+    """A SeatView holding just this table meld, serialized and remembered."""
+    key = (id(meld), okey.face, index, owner)
+    data: bytes | None = _VIEW_MELD_BYTES.get(key, meld)
+    if data is None:
+        message = common_pb2.SeatView()
+        message.table.add(index=index, owner_seat=owner).meld.MergeFromString(
+            _meld_bytes(meld, okey)
+        )
+        data = message.SerializeToString()
+        _VIEW_MELD_BYTES.put(key, meld, data)
+    return data
+
+
+# --------------------------------------------------------------------------------------------
 # Rule sets
 
 _KNOBS: Final[tuple[str, ...]] = tuple(
@@ -792,7 +891,7 @@ def event_to_proto(event: Event, state: HandState, *, for_seat: int | None) -> c
     if event.meld is not None:
         message.meld_index = event.meld
         if event.meld < len(state.table):
-            message.meld.CopyFrom(meld_to_proto(state.table[event.meld].meld, okey))
+            message.meld.MergeFromString(_meld_bytes(state.table[event.meld].meld, okey))
     if event.kind in _POINTS_EVENTS:
         message.points = event.points
     if event.kind == "penalty" and event.detail:
@@ -929,8 +1028,15 @@ def _public_view(state: HandState) -> common_pb2.SeatView:
         stock_count=seen.stock_count,
         turn_progress=_turn_progress(state.this_turn, okey),
     )
-    for index, (meld, owner) in enumerate(seen.table):
-        message.table.add(index=index, owner_seat=owner, meld=meld_to_proto(meld, okey))
+    if seen.table:
+        message.MergeFromString(
+            b"".join(
+                [
+                    _view_meld_bytes(index, meld, owner, okey)
+                    for index, (meld, owner) in enumerate(seen.table)
+                ]
+            )
+        )
     for other in seen.seats:
         public = state.seats[other.seat]
         message.seats.add(
@@ -1322,19 +1428,9 @@ def fill_hand_state(message: common_pb2.HandState, state: HandState) -> None:
             turns_played=seat.turns_played,
             showed_indicator=seat.showed_indicator,
         )
-    for item in state.table:
-        meld = item.meld
-        added = message.table.add(
-            owner_seat=item.owner,
-            kind=_MELD_KINDS[meld.kind],
-            number=meld.number,
-            colour=colour_to_proto(meld.colour),
-        )
-        for tile, stands in zip(meld.tiles, meld.stands_for, strict=True):
-            if stands is None:
-                added.tiles.add(tile_id=tile.id)
-            else:
-                added.tiles.add(tile_id=tile.id, stands_for=_FACE_MESSAGES[stands])
+    if state.table:
+        # Parsing concatenated messages appends their repeated fields: the table, in order.
+        message.MergeFromString(b"".join([_state_meld_bytes(item) for item in state.table]))
     if state.takeable is not None:
         message.takeable_tile_id = state.takeable.id
     turn = state.this_turn
@@ -1425,7 +1521,7 @@ def hand_state_from_proto(message: common_pb2.HandState, *, field: str = "state"
     table = []
     for index, meld_message in enumerate(message.table):
         where = f"{field}.table[{index}]"
-        item = _state_meld_from_proto(meld_message, okey, rules, where)
+        item = _state_meld_remembered(meld_message, okey, rules, where)
         ledger.add_all(item.meld.tiles, f"{where}.tiles")
         table.append(item)
     stock_ids = message.stock_tile_ids[:]
