@@ -217,14 +217,16 @@ SERVICES = ("rules", "bot", "scoring", "table", "lobby")
 
 
 def built_services() -> list[str]:
-    """The services that exist in this build (each is a package with ``__main__.run``)."""
+    """The services that exist in this build (each is a package with ``__main__.run``), found
+    without importing them (a service's package imports its whole service)."""
     import importlib.util
+    from pathlib import Path
 
     built = []
     for name in SERVICES:
-        if importlib.util.find_spec(f"okey101.{name}") is None:
-            continue
-        if importlib.util.find_spec(f"okey101.{name}.__main__") is not None:
+        spec = importlib.util.find_spec(f"okey101.{name}")
+        locations = spec.submodule_search_locations if spec is not None else None
+        if locations and any((Path(place) / "__main__.py").exists() for place in locations):
             built.append(name)
     return built
 
