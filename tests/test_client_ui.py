@@ -556,3 +556,52 @@ def test_a_spectator_sees_no_rack_and_cannot_move(tmp_path: Path) -> None:
         assert table.acts == [] and app.sent == []
 
     run(tmp_path, state, None, script)
+
+
+def test_taking_the_okey_back_puts_the_selected_tile_in_its_place(tmp_path: Path) -> None:
+    rules = RuleSet.preset("oyna")
+    allocate = TileAllocator()
+    okey = Okey(allocate.take(parse_face("Y3")))  # the okey is Y4
+    wild = allocate.take(parse_face("Y4"))
+    okey_run = make_group(
+        (*allocate.take_names(["R5"]), wild, *allocate.take_names(["R7"])), okey, rules
+    )
+    rack = allocate.take_names(["R6", "K2", "B12"])
+    others = [allocate.take_names(names) for names in (["K5", "K6"], ["B1", "B2"], ["Y1", "Y2"])]
+    seats = (
+        Seat(rack=rack, opened_as=OpenedAs.RUNS, opened_on_turn=0, turns_played=1),
+        *(Seat(rack=tiles, turns_played=1) for tiles in others),
+    )
+    state = HandState(
+        rules=rules,
+        okey=okey,
+        dealer=3,
+        turn=0,
+        phase=Phase.PLAY,
+        seats=seats,
+        table=(TableMeld(okey_run, 1),),
+        stock=allocate.take_names(["K7", "K8"]),
+        turn_number=4,
+    )
+    r6 = rack[0]
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        view = app.model.view
+        assert view is not None and view.table[0].meld.tiles[1].tile.wild
+        await put_cursor(app, pilot, r6.id)
+        await pilot.press("space", "k")  # one meld holds an okey: no question asked
+        await settle(pilot, app, lambda: bool(table.acts))
+        assert table.acts == [[moves.take_okey(0, [r6.id])]]
+        await settle(
+            pilot,
+            app,
+            lambda: (
+                app.model.view is not None
+                and any(item.tile.id == wild.id for item in app.model.view.rack)
+            ),
+        )
+        after = app.model.view
+        assert after is not None and [t.tile.id for t in after.table[0].meld.tiles][1] == r6.id
+        assert "★Y4" in screen_text(app)  # the okey is in the rack now, marked
+
+    run(tmp_path, state, 0, script)

@@ -17,7 +17,6 @@ at once; clients talk to it only through the public API, as a frontend would.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import re
 import subprocess
@@ -30,6 +29,7 @@ import grpc
 import pytest
 from okey.v1 import common_pb2
 
+from okey101.cli import SERVICES, built_services
 from okey101.client.app import ConfirmScreen, OkeyApp, ScoreSheetScreen
 from okey101.client.commands import play_app, watch_app
 from okey101.client.i18n import Strings
@@ -40,11 +40,7 @@ from okey101.client.stack import FAST, LocalStack, local_stack
 from okey101.engine.bots import BotLevel
 from okey101.engine.messages import render
 
-MISSING = [
-    name
-    for name in ("rules", "bot", "scoring", "table", "lobby")
-    if importlib.util.find_spec(f"okey101.{name}.__main__") is None
-]
+MISSING = [name for name in SERVICES if name not in built_services()]
 pytestmark = pytest.mark.skipif(
     bool(MISSING), reason=f"not built yet: {', '.join(MISSING)} (the stack needs all five)"
 )

@@ -132,7 +132,7 @@ class SeatBox(Static):
     """One seat as everyone sees it."""
 
     DEFAULT_CSS = """
-    SeatBox { width: 1fr; height: 6; border: round $panel; padding: 0 1; }
+    SeatBox { width: 1fr; height: 7; border: round $panel; padding: 0 1; }
     SeatBox.to-move { border: round $warning; }
     SeatBox.mine { background: $boost; }
     """
@@ -344,10 +344,12 @@ class ScoreSheetScreen(ModalScreen[None]):
 class OkeyApp(App[int]):
     """Plays (``spectator=False``) or watches one table."""
 
+    ENABLE_COMMAND_PALETTE = False
+
     CSS = """
     Screen { layout: vertical; }
     #title { height: 1; background: $primary; color: $text; padding: 0 1; }
-    #seats { height: 6; }
+    #seats { height: 7; }
     #state { height: 1; padding: 0 1; background: $boost; }
     #middle { height: 1fr; min-height: 5; }
     #melds-box { width: 3fr; border: round $panel; }
@@ -422,12 +424,12 @@ class OkeyApp(App[int]):
         with Horizontal(id="middle"):
             with VerticalScroll(id="melds-box"):
                 yield Static("", id="melds")
-            yield RichLog(id="log", wrap=True, markup=False)
+            yield RichLog(id="log", wrap=True, markup=False, min_width=20)
         yield Static("", id="legend")
         yield RackView(id="rack")
         yield Static("", id="selection")
         yield Static("", id="message")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.query_one(RackView).note = self.strings("logging_in")

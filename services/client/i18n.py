@@ -61,7 +61,7 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     "not_opened": {"en": "not opened", "tr": "açmadı"},
     "opened_runs": {"en": "opened: runs", "tr": "açtı: seri"},
     "opened_pairs": {"en": "opened: pairs", "tr": "açtı: çift"},
-    "penalty_points": {"en": "penalties +{points}", "tr": "ceza +{points}"},
+    "penalty_points": {"en": "penalty +{points}", "tr": "ceza +{points}"},
     "last_discard": {"en": "discard {tile}", "tr": "attığı {tile}"},
     "no_discard": {"en": "no discard", "tr": "atılan yok"},
     "match_total": {"en": "total {points}", "tr": "toplam {points}"},
