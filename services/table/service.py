@@ -259,12 +259,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         request unchanged; a new change needs a new id)."""
         check_request_id(request.request_id)
         stored = await self.store.answer(caller, method, request.request_id)
-        if stored is None:
-            return None
-        table_id, answer = stored
-        if getattr(request, "table_id", table_id) != table_id:
-            raise Invalid("REQUEST_ID_REUSED", request_id=request.request_id)
-        return kind.FromString(answer)
+        return _answered(stored, request, kind)
 
     async def _commit(self, change: Change) -> Committed:
         committed = await self.store.commit(change)
@@ -986,16 +981,22 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.ActRequest, context: Any
     ) -> table_pb2.ActResponse:
         claims = require_claims()
-        replayed = await self._replay(claims.subject, "Act", request, table_pb2.ActResponse)
+        check_request_id(request.request_id)
+        check_id(request.table_id, "table_id")
+        record, stored = await self.store.load_for_request(
+            request.table_id, claims.subject, "Act", request.request_id
+        )
+        replayed = _answered(stored, request, table_pb2.ActResponse)
         if replayed is not None:
             return replayed
+        if record is None:
+            raise Missing("TABLE_NOT_FOUND", table_id=request.table_id)
         if not request.actions:
             raise Invalid("EMPTY_MOVE", field="actions")
         if len(request.actions) > _MAX_ACTIONS:
             raise Invalid("BAD_FIELD", field="actions", value=f"{len(request.actions)} moves")
         if request.expected_state_version == 0:
             raise Invalid("FIELD_REQUIRED", field="expected_state_version")
-        record = await self._load(request.table_id)
         seat = self._acting_seat(record, claims, request.seat)
         source = (
             table_pb2.MOVE_SOURCE_PLAYER if claims.kind == "player" else table_pb2.MOVE_SOURCE_BOT
@@ -1453,6 +1454,15 @@ _SOURCE_LABELS: Final[dict[int, str]] = {
     table_pb2.MOVE_SOURCE_BOT: "bot",
     table_pb2.MOVE_SOURCE_TIMEOUT: "timeout",
 }
+
+
+def _answered(stored: tuple[str, bytes] | None, request: Any, kind: type[_M]) -> _M | None:
+    if stored is None:
+        return None
+    table_id, answer = stored
+    if getattr(request, "table_id", table_id) != table_id:
+        raise Invalid("REQUEST_ID_REUSED", request_id=request.request_id)
+    return kind.FromString(answer)
 
 
 def _constant(answer: bytes) -> Callable[[Sequence[StoredEvent]], bytes]:

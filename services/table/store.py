@@ -133,6 +133,28 @@ class TableStore:
             ).first()
         return None if row is None else TableRecord.from_row(row_mapping(row))
 
+    async def load_for_request(
+        self, table_id: str, caller: str, method: str, request_id: str
+    ) -> tuple[TableRecord | None, tuple[str, bytes] | None]:
+        """``load`` and ``answer`` in one read (the two every move starts with)."""
+        async with self.database.read() as session:
+            row = (
+                await session.execute(
+                    select(models.tables).where(models.tables.c.table_id == table_id)
+                )
+            ).first()
+            found = (
+                await session.execute(
+                    select(models.requests.c.table_id, models.requests.c.response).where(
+                        models.requests.c.caller == caller,
+                        models.requests.c.method == method,
+                        models.requests.c.request_id == request_id,
+                    )
+                )
+            ).first()
+        record = None if row is None else TableRecord.from_row(row_mapping(row))
+        return record, None if found is None else (found.table_id, bytes(found.response))
+
     async def answer(self, caller: str, method: str, request_id: str) -> tuple[str, bytes] | None:
         """The table and the answer stored for a request id, if it was answered."""
         async with self.database.read() as session:
