@@ -50,6 +50,7 @@ from okey101.client.render import (
     tiles_plain,
 )
 from okey101.client.resume import Reconnecting
+from okey101.client.session import PRESET_NAMES, QuickMatchCancelled
 from okey101.engine.actions import End
 
 
@@ -385,6 +386,8 @@ class OkeyApp(App[int]):
         self._busy = False
         #: Every Act sent, in order (the tests read what a key press sent).
         self.sent: list[list[common_pb2.Action]] = []
+        #: Every time the stream dropped and was opened again, in order.
+        self.reconnects: list[Reconnecting] = []
         self.title = strings("title")
         self._bind_keys()
 
@@ -455,13 +458,17 @@ class OkeyApp(App[int]):
 
     @work(group="follow", exit_on_error=False)
     async def _follow(self) -> None:
+        s = self.strings
         try:
             port = await self.connect(self._progress)
         except grpc.aio.AioRpcError as error:
-            self.exit(1, message=Rejection.of(error).message)
+            self.exit(1, message=s("cannot_start", reason=Rejection.of(error).message))
             return
-        except (TimeoutError, OSError, RuntimeError) as error:
-            self.exit(1, message=str(error))
+        except QuickMatchCancelled:
+            self.exit(1, message=s("queue_cancelled"))
+            return
+        except TimeoutError:
+            self.exit(1, message=s("no_table"))
             return
         self.port = port
         self.model.seat = port.seat
@@ -471,6 +478,7 @@ class OkeyApp(App[int]):
         def on_reconnect(state: Reconnecting) -> None:
             nonlocal reconnecting
             reconnecting = True
+            self.reconnects.append(state)
             reason = state.rejection.message or state.rejection.code.name
             self.set_message(self.strings("connection_lost", reason=reason))
 
@@ -957,8 +965,6 @@ def _is_new_line(event: common_pb2.Event) -> bool:
 
 
 def _preset_name(preset: int) -> str:
-    from okey101.client.session import PRESET_NAMES
-
     return PRESET_NAMES.get(preset, "oyna")
 
 

@@ -33,6 +33,11 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
         "tr": "Masa aranıyor ({players} kişi bekliyor); boş koltuklara {time} itibarıyla bot "
         "oturacak.",
     },
+    "no_table": {
+        "en": "No table was found in time; try again.",
+        "tr": "Zamanında masa bulunamadı; tekrar deneyin.",
+    },
+    "cannot_start": {"en": "Could not start: {reason}", "tr": "Başlatılamadı: {reason}"},
     "queue_cancelled": {
         "en": "The quick-match ticket was cancelled.",
         "tr": "Hızlı oyun bileti iptal edildi.",
