@@ -70,6 +70,8 @@ tables = Table(
     Column("tournament_round", Integer, nullable=False, server_default="0"),
     Column("preset", String(32), nullable=False),
     Column("rules", LargeBinary, nullable=False),
+    # The rules engine version the table's hands are played under ("okey101-rules/1").
+    Column("rules_version", String(64), nullable=False),
     Column("start_when_full", Boolean, nullable=False, server_default=false()),
     Column("created_us", BigInteger, nullable=False),
     Column("updated_us", BigInteger, nullable=False),

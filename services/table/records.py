@@ -138,6 +138,7 @@ class TableRecord:
     tournament_round: int
     preset: str
     rules: bytes
+    rules_version: str
     start_when_full: bool
     created_us: int
     seats: tuple[SeatRecord, ...]
@@ -166,6 +167,7 @@ class TableRecord:
             tournament_round=row["tournament_round"],
             preset=row["preset"],
             rules=bytes(row["rules"]),
+            rules_version=row["rules_version"],
             start_when_full=bool(row["start_when_full"]),
             created_us=row["created_us"],
             seats=seats_from_json(row["seats"]),

@@ -55,7 +55,7 @@ from okey.v1 import (
 from okey101.engine.bots import fallback_decision
 from okey101.engine.errors import InvalidInput, OkeyError, RuleViolation
 from okey101.engine.fair_deal import commitment, deck_order, parse_seed
-from okey101.engine.hand import SEATS
+from okey101.engine.hand import RULES_VERSION, SEATS
 from okey101.engine.match import MatchState, new_match, record_hand
 from okey101.platform import convert
 from okey101.platform.auth import Access, AccessPolicy, Claims, require_claims
@@ -470,6 +470,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             "tournament_round": request.tournament_round,
             "preset": rules.name,
             "rules": resolved.SerializeToString(),
+            "rules_version": RULES_VERSION,
             "start_when_full": request.start_when_full,
             "created_us": now,
             "updated_us": now,

@@ -120,6 +120,7 @@ def upgrade() -> None:
         sa.Column("tournament_round", sa.Integer(), server_default="0", nullable=False),
         sa.Column("preset", sa.String(length=32), nullable=False),
         sa.Column("rules", sa.LargeBinary(), nullable=False),
+        sa.Column("rules_version", sa.String(length=64), nullable=False),
         sa.Column("start_when_full", sa.Boolean(), server_default=sa.false(), nullable=False),
         sa.Column("created_us", sa.BigInteger(), nullable=False),
         sa.Column("updated_us", sa.BigInteger(), nullable=False),
