@@ -322,7 +322,11 @@ def okey_from_indicator_id(tile_id: int, *, field: str = "indicator_tile_id") ->
     indicator = tile_from_id(tile_id, field=field)
     if indicator.is_false_joker:
         raise InvalidInput("INDICATOR_IS_FALSE_JOKER", field=field)
-    return Okey(indicator)
+    return _OKEYS[indicator.id]
+
+
+# The okey of every indicator there can be (an Okey is frozen: one per indicator will do).
+_OKEYS: Final = {tile.id: Okey(tile) for tile in ALL_TILES if not tile.is_false_joker}
 
 
 class TileLedger:
@@ -1434,17 +1438,15 @@ def fill_hand_state(message: common_pb2.HandState, state: HandState) -> None:
     if state.takeable is not None:
         message.takeable_tile_id = state.takeable.id
     turn = state.this_turn
-    message.this_turn.CopyFrom(
-        common_pb2.HandStateTurn(
-            taken_unopened=turn.taken_unopened,
-            gave_back=turn.gave_back,
-            opened=turn.opened,
-            laid_off=turn.laid_off,
-            took_okey=turn.took_okey,
-        )
-    )
+    this_turn = message.this_turn
+    this_turn.SetInParent()  # present even when every field is at its default
+    this_turn.taken_unopened = turn.taken_unopened
+    this_turn.gave_back = turn.gave_back
+    this_turn.opened = turn.opened
+    this_turn.laid_off = turn.laid_off
+    this_turn.took_okey = turn.took_okey
     if turn.taken is not None:
-        message.this_turn.taken_tile_id = turn.taken.id
+        this_turn.taken_tile_id = turn.taken.id
     if state.result is not None:
         message.result.CopyFrom(hand_result_to_proto(state.result, state))
 
