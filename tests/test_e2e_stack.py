@@ -27,14 +27,14 @@ from typing import Any
 
 import grpc
 import pytest
-from okey.v1 import common_pb2
+from okey.v1 import common_pb2, lobby_pb2
 
 from okey101.cli import SERVICES, built_services
 from okey101.client.app import ConfirmScreen, OkeyApp, ScoreSheetScreen
 from okey101.client.commands import play_app, watch_app
 from okey101.client.i18n import Strings
 from okey101.client.resume import Reconnecting
-from okey101.client.session import Endpoints, GuestStore, Player
+from okey101.client.session import Endpoints, GuestStore, Player, new_request_id
 from okey101.client.simulate import play_match, play_turn
 from okey101.client.stack import FAST, LocalStack, local_stack
 from okey101.engine.bots import BotLevel
@@ -136,6 +136,37 @@ def test_a_quick_match_is_played_to_its_end_through_the_lobby_and_scored(
     asyncio.run(main())
 
 
+def test_tokens_are_refreshed_before_they_expire_and_a_revoked_login_logs_in_again(
+    stack: LocalStack, tmp_path: Path
+) -> None:
+    async def main() -> None:
+        async with Player(endpoints(stack)) as player:
+            await player.login_guest(GuestStore(tmp_path, stack.address("lobby")), "Tokens")
+            tokens = player.tokens
+            assert tokens is not None
+            seating = await player.host_with_bots("oyna", hands=1)
+            session = player.session(seating.table_id, seating.seat)
+            first = tokens.access_token
+            expires = tokens._tokens.access_token_expire_time.ToSeconds()
+            # Seen from a minute before expiry, the next call refreshes first (RefreshTokens).
+            tokens._clock = lambda: expires - 30
+            assert (await session.get_table()).table_id == seating.table_id
+            second = tokens.access_token
+            assert second != first
+            # The login revoked (Logout): the refresh is refused, and the guest logs in again
+            # with its kept secret; calls go on.
+            await player.lobby.Logout(
+                lobby_pb2.LogoutRequest(
+                    request_id=new_request_id(), refresh_token=tokens._tokens.refresh_token
+                )
+            )
+            tokens._clock = lambda: tokens._tokens.access_token_expire_time.ToSeconds() - 30
+            assert (await session.get_table()).table_id == seating.table_id
+            assert tokens.access_token not in (first, second)
+
+    asyncio.run(main())
+
+
 # ---------------------------------------------------------------------------------------------
 # The terminal client, headless
 
@@ -175,6 +206,7 @@ def test_the_terminal_client_plays_a_hand_against_bots(stack: LocalStack, tmp_pa
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: app.model.view is not None)
             refused = timer_seen = False
+            restarts: list[asyncio.Task[Any]] = []
             loop = asyncio.get_running_loop()
             deadline = loop.time() + 120
             while not (
@@ -216,6 +248,11 @@ def test_the_terminal_client_plays_a_hand_against_bots(stack: LocalStack, tmp_pa
                         chosen = (cheap or list(view.rack))[-1]
                         await put_cursor(app, pilot, chosen.tile.id)
                         await pilot.press("x")
+                        if not restarts:
+                            # The table process restarts under the client after its first
+                            # discard: the stream drops, the client resumes it and plays on.
+                            restart = asyncio.to_thread(stack.restart, "table")
+                            restarts.append(asyncio.create_task(restart))
 
                     def moved(before: int = version) -> bool:
                         shown = app.model.view
@@ -226,6 +263,10 @@ def test_the_terminal_client_plays_a_hand_against_bots(stack: LocalStack, tmp_pa
                     await until(pilot, moved)
                 await pilot.pause(0.05)
             assert refused and timer_seen
+            for task in restarts:
+                await task
+            assert app.reconnects, "the table restarted but the client never reconnected"
+            assert app.reconnects[0].rejection.code == grpc.StatusCode.UNAVAILABLE
             await until(pilot, lambda: "Match over" in screen_text(app))
             text = screen_text(app)
             assert "Winner:" in text
