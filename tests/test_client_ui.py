@@ -229,12 +229,6 @@ async def settle(pilot: Any, app: OkeyApp, done: Callable[[], bool], timeout: fl
     await pilot.pause()
 
 
-def text_of(app: OkeyApp, selector: str) -> str:
-    widget = app.query_one(selector)
-    rendered = widget.render()
-    return str(getattr(rendered, "plain", rendered))
-
-
 def screen_text(app: OkeyApp) -> str:
     """Everything on the screen, as plain text (the exported screenshot without its markup)."""
     from rich.console import Console
@@ -325,7 +319,7 @@ def finishing_position() -> tuple[HandState, int]:
 
 
 async def put_cursor(app: OkeyApp, pilot: Any, tile_id: int) -> None:
-    rack = app.query_one("#rack").rack  # type: ignore[attr-defined]
+    rack = app.rack_view.rack
     steps = rack.order.index(tile_id) - rack.cursor
     await pilot.press(*(["right"] * steps if steps > 0 else ["left"] * -steps))
     assert rack.at_cursor == tile_id
@@ -351,13 +345,22 @@ def test_the_screen_shows_the_seats_rack_table_and_state(tmp_path: Path) -> None
             assert f"{count} tiles" in text
             if other != seat:
                 assert f"Bot {other}" in text
-        rack = app.query_one("#rack").render().plain  # type: ignore[attr-defined]
+        rack = app.rack_view.render().plain
         # Two rows of tiles, eleven each, each followed by its marks line.
         lines = [line for line in rack.splitlines() if line.strip()]
         tiles = [tile for line in lines[0::2] for tile in line.split()]
         assert len(tiles) == 22
         okeys = [t for t in state.seats[seat].rack if state.okey.is_wild(t)]
         assert sum(1 for tile in tiles if tile.startswith("★")) == len(okeys)
+        # A new rack comes sorted: colour by colour, low to high, false jokers then okeys last.
+        held = state.seats[seat].rack
+        coloured = sorted(
+            (t for t in held if t.colour is not None and not state.okey.is_wild(t)),
+            key=lambda t: (int(t.colour or 0), t.number or 0, t.id),
+        )
+        jokers = [t for t in held if t.is_false_joker]
+        expected = [str(t) for t in coloured] + ["FJ"] * len(jokers) + [str(t) for t in okeys]
+        assert [t.lstrip("★◆") for t in tiles] == expected
 
     run(tmp_path, state, state.turn, script)
 
@@ -469,7 +472,7 @@ def test_the_selection_shows_its_value_and_the_best_opening_opens(tmp_path: Path
         opened = app.model.view
         assert opened is not None and opened.seats[seat].opened_as == common_pb2.OPENING_KIND_RUNS
         assert "#0 you:" in screen_text(app)
-        assert app.query_one("#rack").rack.all_groups() == []  # type: ignore[attr-defined]
+        assert app.rack_view.rack.all_groups() == []
 
     run(tmp_path, state, seat, script)
 
@@ -538,6 +541,20 @@ def test_the_last_discard_ends_the_hand_and_shows_the_score_sheet(tmp_path: Path
         assert "Score sheet after hand 1" in text
         assert "finished by you" in text
         assert "-101" in text
+        # While the sheet is open, the move keys are the sheet's: nothing is sent.
+        await pilot.press("d", "x")
+        assert len(table.acts) == 1
+        # The match ends (as the table would say after the hand): the result replaces it.
+        result = common_pb2.MatchResult(match_id="m-1", table_id=table.table_id, hands_played=1)
+        for seat, total in enumerate([-101, 202, 202, 202]):
+            result.seats.add(seat=seat, total=total, winner=seat == 0)
+        table.sequence += 1
+        ended = common_pb2.Event(
+            sequence=table.sequence, kind=common_pb2.EVENT_KIND_MATCH_ENDED, match_result=result
+        )
+        await table.stream.put(table_pb2.WatchTableResponse(event=ended))
+        await settle(pilot, app, lambda: "Match over" in screen_text(app))
+        assert "Winner: you" in screen_text(app)
         await pilot.press("enter")
         await settle(pilot, app, lambda: not isinstance(app.screen, ScoreSheetScreen))
 

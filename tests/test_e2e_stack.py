@@ -189,7 +189,7 @@ def screen_text(app: OkeyApp) -> str:
 
 
 async def put_cursor(app: OkeyApp, pilot: Any, tile_id: int) -> None:
-    rack = app.query_one("#rack").rack  # type: ignore[attr-defined]
+    rack = app.rack_view.rack
     steps = rack.order.index(tile_id) - rack.cursor
     await pilot.press(*(["right"] * steps if steps > 0 else ["left"] * -steps))
 

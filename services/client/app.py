@@ -382,6 +382,7 @@ class OkeyApp(App[int]):
         self.selection_text: Text = Text()
         self._refreshing = False
         self._sort_by_number = False
+        #: Hands whose sheet was shown (0: the match's result).
         self._sheet_shown: set[int] = set()
         self._busy = False
         #: Every Act sent, in order (the tests read what a key press sent).
@@ -389,6 +390,17 @@ class OkeyApp(App[int]):
         #: Every time the stream dropped and was opened again, in order.
         self.reconnects: list[Reconnecting] = []
         self.title = strings("title")
+        # The screen's parts, kept here so that updates never depend on which screen is on top
+        # (a sheet, a question) or on the app still being mounted (a timer firing at exit).
+        self.title_bar = Static(strings("logging_in"), id="title")
+        self.seat_boxes = [SeatBox(id=f"seat-{seat}") for seat in range(4)]
+        self.state_line = Static("", id="state")
+        self.melds_view = Static("", id="melds")
+        self.log_view = RichLog(id="log", wrap=True, markup=False, min_width=20)
+        self.legend = Static("", id="legend")
+        self.rack_view = RackView(id="rack")
+        self.selection_line = Static("", id="selection")
+        self.message_line = Static("", id="message")
         self._bind_keys()
 
     def _bind_keys(self) -> None:
@@ -419,23 +431,22 @@ class OkeyApp(App[int]):
         self.bind("shift+right,full_stop", "shift(1)", show=False)
 
     def compose(self) -> ComposeResult:
-        yield Static(self.strings("logging_in"), id="title")
+        yield self.title_bar
         with Horizontal(id="seats"):
-            for seat in range(4):
-                yield SeatBox(id=f"seat-{seat}")
-        yield Static("", id="state")
+            yield from self.seat_boxes
+        yield self.state_line
         with Horizontal(id="middle"):
             with VerticalScroll(id="melds-box"):
-                yield Static("", id="melds")
-            yield RichLog(id="log", wrap=True, markup=False, min_width=20)
-        yield Static("", id="legend")
-        yield RackView(id="rack")
-        yield Static("", id="selection")
-        yield Static("", id="message")
+                yield self.melds_view
+            yield self.log_view
+        yield self.legend
+        yield self.rack_view
+        yield self.selection_line
+        yield self.message_line
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        self.query_one(RackView).note = self.strings("logging_in")
+        self.rack_view.note = self.strings("logging_in")
         self.set_interval(0.5, self._tick)
         self._follow()
 
@@ -444,15 +455,15 @@ class OkeyApp(App[int]):
             await self.port.close()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in _MOVE_ACTIONS and (self.spectator or isinstance(self.screen, ModalScreen)):
+            return False  # a spectator has no moves; an open question or sheet has the keys
         view = self.model.view
         if action == "give_back":
-            return bool(
-                view is not None
-                and view.rules.left_discard == common_pb2.LEFT_DISCARD_POLICY_GIVE_BACK_FOR_PENALTY
-            )
+            policy = common_pb2.LEFT_DISCARD_POLICY_GIVE_BACK_FOR_PENALTY
+            return view is not None and view.rules.left_discard == policy
         if action == "show_indicator":
-            return bool(view is not None and view.rules.indicator_show_points != 0)
-        return not (self.spectator and action in _MOVE_ACTIONS)
+            return view is not None and view.rules.indicator_show_points != 0
+        return True
 
     # Following the table -----------------------------------------------------------------------
 
@@ -497,24 +508,31 @@ class OkeyApp(App[int]):
         self.set_message(self.strings("table_closed"))
 
     def _progress(self, text: str) -> None:
-        self.query_one("#title", Static).update(Text(f"{self.strings('title')} · {text}"))
-        rack = self.query_one(RackView)
+        self.title_bar.update(Text(f"{self.strings('title')} · {text}"))
+        rack = self.rack_view
         rack.note = text
         rack.refresh()
 
     def show_view(self, view: common_pb2.SeatView) -> None:
         """Show ``view`` if it is the newest seen."""
+        previous = self.model.view
         if not self.model.on_view(view):
             return
-        rack = self.query_one(RackView)
+        rack = self.rack_view
         rack.view = view
         rack.rack.sync(moves.rack_ids(view))
+        if previous is None or previous.hand_id != view.hand_id:
+            # A new rack (the first view, a new deal): nothing selected, sorted by colour.
+            rack.rack.clear()
+            rack.rack.sort()
+            rack.rack.sort_wild_last(item.tile.id for item in view.rack if item.tile.wild)
+            rack.rack.cursor = 0
         self._render_all()
         self._schedule_check()
 
     def on_table_event(self, event: common_pb2.Event) -> None:
         outcome = self.model.on_event(event)
-        log = self.query_one("#log", RichLog)
+        log = self.log_view
         if self.model.log and self.model.log[-1] and _is_new_line(event):
             log.write(self.model.log[-1])
         if outcome.stale:
@@ -567,15 +585,15 @@ class OkeyApp(App[int]):
         rules = _preset_name(view.rules.preset)
         key = "subtitle_watch" if self.spectator else "subtitle_table"
         table_id = self.port.table_id if self.port is not None else view.table_id
-        self.query_one("#title", Static).update(
+        self.title_bar.update(
             Text(f"{s('title')} · {s(key, table=table_id, rules=rules, hand=view.hand_number)}")
         )
         for seat in range(4):
-            self.query_one(f"#seat-{seat}", SeatBox).show(view, self.model, seat)
+            self.seat_boxes[seat].show(view, self.model, seat)
         self._render_melds(view)
         legend = s("legend", face=face_name(view.okey))
-        self.query_one("#legend", Static).update(Text(legend))
-        rack = self.query_one(RackView)
+        self.legend.update(Text(legend))
+        rack = self.rack_view
         if not view.HasField("seat"):
             rack.note = s("spectator_rack")
         rack.refresh()
@@ -585,7 +603,7 @@ class OkeyApp(App[int]):
     def _render_melds(self, view: common_pb2.SeatView) -> None:
         s = self.strings
         if not view.table:
-            self.query_one("#melds", Static).update(Text(s("table_empty"), style="dim"))
+            self.melds_view.update(Text(s("table_empty"), style="dim"))
             return
         lines = []
         for item in view.table:
@@ -594,7 +612,7 @@ class OkeyApp(App[int]):
             if item.meld.value:
                 line.append(" " + s("meld_value", value=item.meld.value), style="dim")
             lines.append(line)
-        self.query_one("#melds", Static).update(RichGroup(*lines))
+        self.melds_view.update(RichGroup(*lines))
 
     def _render_state(self) -> None:
         view = self.model.view
@@ -624,14 +642,14 @@ class OkeyApp(App[int]):
         if view.HasField("takeable"):
             line.append(" │ " + s("takeable", tile="").rstrip() + " ")
             line.append_text(tile_text(view.takeable))
-        self.query_one("#state", Static).update(line)
+        self.state_line.update(line)
 
     def _render_selection(self) -> None:
-        self.query_one("#selection", Static).update(self.selection_text)
+        self.selection_line.update(self.selection_text)
 
     def set_message(self, text: str) -> None:
         self.message = text
-        self.query_one("#message", Static).update(Text(text))
+        self.message_line.update(Text(text))
 
     # The selection's worth, from RulesService ------------------------------------------------
 
@@ -643,7 +661,7 @@ class OkeyApp(App[int]):
     @work(group="check", exclusive=True, exit_on_error=False)
     async def _check_selection(self) -> None:
         view = self.model.view
-        rack = self.query_one(RackView).rack
+        rack = self.rack_view.rack
         groups = rack.all_groups()
         s = self.strings
         if view is None or self.port is None or not view.HasField("seat"):
@@ -681,19 +699,19 @@ class OkeyApp(App[int]):
     # Moves --------------------------------------------------------------------------------------
 
     def _rack(self) -> moves.Rack:
-        return self.query_one(RackView).rack
+        return self.rack_view.rack
 
     def _changed_selection(self) -> None:
-        self.query_one(RackView).refresh()
+        self.rack_view.refresh()
         self._schedule_check()
 
     def action_cursor(self, step: int) -> None:
         self._rack().move(step)
-        self.query_one(RackView).refresh()
+        self.rack_view.refresh()
 
     def action_shift(self, step: int) -> None:
         self._rack().shift(step)
-        self.query_one(RackView).refresh()
+        self.rack_view.refresh()
 
     def action_select_tile(self) -> None:
         self._rack().toggle()
@@ -714,7 +732,7 @@ class OkeyApp(App[int]):
         if view is not None:
             rack.sort_wild_last(item.tile.id for item in view.rack if item.tile.wild)
         self._sort_by_number = not self._sort_by_number
-        self.query_one(RackView).refresh()
+        self.rack_view.refresh()
 
     def action_draw(self) -> None:
         self._send([moves.draw()])
@@ -903,17 +921,29 @@ class OkeyApp(App[int]):
 
     @work(group="sheet", exit_on_error=False)
     async def _show_sheet(self, hand_number: int, *, final: bool = False) -> None:
-        key = -hand_number if final else hand_number
+        """The sheet after a hand, or the match's result, once each. The result wins: a hand's
+        sheet that is ready after it (both wait for scoring) is not shown over it."""
+        final = final or self.model.match_result is not None
+        key = 0 if final else hand_number
         if key in self._sheet_shown:
             return
         self._sheet_shown.add(key)
-        await self._open_sheet(hand_number, final)
+        screen = await self._sheet_screen(hand_number, final)
+        if not final and 0 in self._sheet_shown:
+            return
+        await self._present(screen)
 
     @work(group="sheet", exit_on_error=False)
     async def _sheet_worker(self, hand_number: int, final: bool) -> None:
-        await self._open_sheet(hand_number, final)
+        await self._present(await self._sheet_screen(hand_number, final))
 
-    async def _open_sheet(self, hand_number: int, final: bool) -> None:
+    async def _present(self, screen: ScoreSheetScreen) -> None:
+        # A newer sheet replaces one still open.
+        if isinstance(self.screen, ScoreSheetScreen):
+            self.screen.dismiss(None)
+        await self.push_screen(screen)
+
+    async def _sheet_screen(self, hand_number: int, final: bool) -> ScoreSheetScreen:
         s = self.strings
         rows: list[SheetRow] = []
         notes: list[str] = []
@@ -940,10 +970,7 @@ class OkeyApp(App[int]):
             winners = [self.model.name(seat.seat) for seat in result.seats if seat.winner]
             notes.insert(0, s("result_winner", names=", ".join(winners)))
             notes.append(s("result_quit"))
-        # A newer sheet replaces one still open.
-        if isinstance(self.screen, ScoreSheetScreen):
-            self.screen.dismiss(None)
-        await self.push_screen(ScoreSheetScreen(title, self.names(), rows, s, notes))
+        return ScoreSheetScreen(title, self.names(), rows, s, notes)
 
     def action_sheet(self) -> None:
         view = self.model.view
