@@ -22,7 +22,7 @@ from okey101.client.errors import Rejection
 from okey101.client.i18n import CATALOGUE, LANGUAGES, Strings, parameters
 from okey101.client.model import TableModel
 from okey101.client.resume import Backoff, Reconnecting, ResumableWatch
-from okey101.client.session import GuestIdentity, GuestStore
+from okey101.client.session import GuestIdentity, GuestStore, Seating
 from okey101.engine.actions import End, LayOff
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import RuleViolation
@@ -347,6 +347,12 @@ def test_the_guest_identity_is_kept_per_lobby_and_private(tmp_path: Path) -> Non
     assert store.load() is None
     store.save(GuestIdentity("device-1", "secret-1", "Ali", "p1"))
     assert store.load() == GuestIdentity("device-1", "secret-1", "Ali", "p1")
+    assert store.last_table() is None
+    store.remember_table(Seating("t-1", 2))
+    assert store.last_table() == Seating("t-1", 2)
+    assert store.load() == GuestIdentity("device-1", "secret-1", "Ali", "p1", "t-1", 2)
+    store.remember_table(None)
+    assert store.last_table() is None
     assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
     assert GuestStore(tmp_path, "127.0.0.1:6000").load() is None
     store.path.write_text("not json", encoding="utf-8")

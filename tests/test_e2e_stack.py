@@ -31,7 +31,7 @@ from okey.v1 import common_pb2, lobby_pb2
 
 from okey101.cli import SERVICES, built_services
 from okey101.client.app import ConfirmScreen, OkeyApp, ScoreSheetScreen
-from okey101.client.commands import play_app, watch_app
+from okey101.client.commands import find_table, play_app, watch_app
 from okey101.client.i18n import Strings
 from okey101.client.resume import Reconnecting
 from okey101.client.session import Endpoints, GuestStore, Player, new_request_id
@@ -163,6 +163,34 @@ def test_tokens_are_refreshed_before_they_expire_and_a_revoked_login_logs_in_aga
             tokens._clock = lambda: tokens._tokens.access_token_expire_time.ToSeconds() - 30
             assert (await session.get_table()).table_id == seating.table_id
             assert tokens.access_token not in (first, second)
+
+    asyncio.run(main())
+
+
+def test_a_client_started_again_goes_back_to_its_unfinished_match(
+    stack: LocalStack, tmp_path: Path
+) -> None:
+    async def main() -> None:
+        store = GuestStore(tmp_path, stack.address("lobby"))
+        said: list[str] = []
+        strings = Strings("en")
+        async with Player(endpoints(stack)) as first:
+            await first.login_guest(store, "Again")
+            seating = await find_table(first, store, "oyna", 3, strings, said.append)
+        assert store.last_table() == seating
+        # A new process, the same device: the same guest, back at the same seat.
+        async with Player(endpoints(stack)) as again:
+            await again.login_guest(store)
+            back = await find_table(again, store, "oyna", 3, strings, said.append)
+            assert back == seating
+            assert said[-1] == strings("back_at_table", table=seating.table_id)
+            table = await again.session(back.table_id, back.seat).get_table()
+            assert table.seats[back.seat].player_id == again.profile.player_id
+            assert not table.seats[back.seat].away
+            # Asked for another preset, it is seated afresh (the old seat stays a bot's).
+            other = await find_table(again, store, "boombala", 1, strings, said.append)
+            assert other.table_id != seating.table_id
+            assert store.last_table() == other
 
     asyncio.run(main())
 

@@ -9,12 +9,14 @@ same way and follows a table as a spectator.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
+
+from okey.v1 import lobby_pb2
 
 from okey101.client.app import OkeyApp
 from okey101.client.i18n import Strings
-from okey101.client.session import Endpoints, GuestStore, Player, TableSession
+from okey101.client.session import Endpoints, GuestStore, Player, Seating, TableSession
 
 
 async def _logged_in(
@@ -35,6 +37,35 @@ async def _logged_in(
     return player
 
 
+async def find_table(
+    player: Player,
+    store: GuestStore,
+    preset: str,
+    hands: int | None,
+    strings: Strings,
+    progress: Callable[[str], None],
+) -> Seating:
+    """Back to the match this guest left unfinished (same preset), else a new seat: quick
+    match, or with ``hands`` a table of its own with three bots. The seat is remembered."""
+    last = store.last_table()
+    if last is not None and await player.rejoin(last, preset):
+        progress(strings("back_at_table", table=last.table_id))
+        return last
+    if hands is not None:
+        seating = await player.host_with_bots(preset, hands=hands)
+    else:
+
+        def waiting(ticket: lobby_pb2.QuickMatchTicket) -> None:
+            fill = ticket.bots_fill_time
+            when = fill.ToDatetime(tzinfo=UTC) if fill.seconds else datetime.now(UTC)
+            shown = when.astimezone().strftime("%H:%M:%S")
+            progress(strings("queue_waiting", players=ticket.players_waiting, time=shown))
+
+        seating = await player.quick_match(preset, waiting)
+    store.remember_table(seating)
+    return seating
+
+
 def play_app(
     endpoints: Endpoints,
     strings: Strings,
@@ -49,21 +80,8 @@ def play_app(
     async def connect(progress: Callable[[str], None]) -> TableSession:
         player = await _logged_in(endpoints, strings, var_dir, name, progress)
         try:
-            if hands is not None:
-                seating = await player.host_with_bots(preset, hands=hands)
-            else:
-
-                def waiting(ticket: object) -> None:
-                    fill = getattr(ticket, "bots_fill_time", None)
-                    when = (
-                        fill.ToDatetime().astimezone().strftime("%H:%M:%S")
-                        if fill is not None and fill.seconds
-                        else datetime.now().strftime("%H:%M:%S")
-                    )
-                    players = getattr(ticket, "players_waiting", 1)
-                    progress(strings("queue_waiting", players=players, time=when))
-
-                seating = await player.quick_match(preset, waiting)
+            store = GuestStore(var_dir, endpoints.lobby)
+            seating = await find_table(player, store, preset, hands, strings, progress)
         except BaseException:
             await player.close()
             raise

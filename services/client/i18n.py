@@ -46,6 +46,10 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
         "en": "Seated at table {table}, seat {seat}.",
         "tr": "{table} masasına, {seat}. koltuğa oturuldu.",
     },
+    "back_at_table": {
+        "en": "Back at table {table}, where your match is still on.",
+        "tr": "Maçın sürdüğü {table} masasına dönüldü.",
+    },
     "waiting_for_deal": {"en": "Waiting for the deal…", "tr": "Dağıtım bekleniyor…"},
     "connection_lost": {
         "en": "Connection lost ({reason}); reconnecting…",

@@ -114,12 +114,15 @@ async def call(
 
 @dataclass
 class GuestIdentity:
-    """What LobbyService needs to log this device's guest in again."""
+    """What LobbyService needs to log this device's guest in again, and the table the guest
+    last sat at (so a client started again during a match goes back to it)."""
 
     device_id: str
     guest_secret: str = ""
     display_name: str = ""
     player_id: str = ""
+    table_id: str = ""
+    seat: int = -1
 
 
 class GuestStore:
@@ -137,8 +140,27 @@ class GuestStore:
             return None
         if not isinstance(data, dict) or not isinstance(data.get("device_id"), str):
             return None
-        known = {key: str(data.get(key, "")) for key in GuestIdentity.__dataclass_fields__}
-        return GuestIdentity(**known)
+        text = {
+            key: str(data.get(key, ""))
+            for key in ("device_id", "guest_secret", "display_name", "player_id", "table_id")
+        }
+        seat = data.get("seat", -1)
+        return GuestIdentity(**text, seat=seat if isinstance(seat, int) else -1)
+
+    def remember_table(self, seating: Seating | None) -> None:
+        """Keep (or, with None, forget) the table the guest sits at."""
+        identity = self.load()
+        if identity is None:
+            return
+        identity.table_id = seating.table_id if seating is not None else ""
+        identity.seat = seating.seat if seating is not None else -1
+        self.save(identity)
+
+    def last_table(self) -> Seating | None:
+        identity = self.load()
+        if identity is None or not identity.table_id or not 0 <= identity.seat < 4:
+            return None
+        return Seating(identity.table_id, identity.seat)
 
     def save(self, identity: GuestIdentity) -> None:
         """Written to a temporary file then renamed, readable by the owner only (it holds the
@@ -372,6 +394,26 @@ class Player:
 
     def session(self, table_id: str, seat: int | None) -> TableSession:
         return TableSession(self, table_id, seat)
+
+    async def rejoin(self, seating: Seating, preset: str | None = None) -> bool:
+        """Go back to ``seating`` if its match is still on with this player in that seat (and,
+        given ``preset``, of that preset): Sit there again (a bot kept the seat while the
+        player was away; sitting where one already sits changes nothing). False otherwise."""
+        session = self.session(seating.table_id, seating.seat)
+        try:
+            table = await session.get_table()
+        except grpc.aio.AioRpcError as error:
+            if error.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.PERMISSION_DENIED):
+                return False
+            raise
+        if table.state != common_pb2.TABLE_STATE_PLAYING or seating.seat >= len(table.seats):
+            return False
+        if table.seats[seating.seat].player_id != self.profile.player_id:
+            return False
+        if preset is not None and table.rules.preset != PRESETS[preset]:
+            return False
+        await session.sit_again()
+        return True
 
 
 class QuickMatchCancelled(Exception):
