@@ -1043,17 +1043,22 @@ def _public_view(state: HandState) -> common_pb2.SeatView:
         )
     for other in seen.seats:
         public = state.seats[other.seat]
-        message.seats.add(
+        entry = message.seats.add(
             seat=other.seat,
             tile_count=other.tile_count,
             discards=_shared_tiles(other.discards, okey),
             opened_as=_OPENINGS[other.opened_as],
             opened_on_turn=public.opened_on_turn,
-            penalties=[_PENALTIES[reason] for reason in public.penalties],
-            penalty_points=other.penalties,
-            turns_played=public.turns_played,
-            showed_indicator=public.showed_indicator,
         )
+        # The rest only when not at its default, as in ``fill_hand_state``.
+        if public.penalties:
+            entry.penalties.extend([_PENALTIES[reason] for reason in public.penalties])
+        if other.penalties:
+            entry.penalty_points = other.penalties
+        if public.turns_played:
+            entry.turns_played = public.turns_played
+        if public.showed_indicator:
+            entry.showed_indicator = True
     if seen.takeable is not None:
         message.takeable.CopyFrom(_shared_tile(seen.takeable, okey))
     if seen.result is not None:
@@ -1423,15 +1428,20 @@ def fill_hand_state(message: common_pb2.HandState, state: HandState) -> None:
     message.stock_tile_ids.extend([tile.id for tile in state.stock])
     message.turn_number = state.turn_number
     for seat in state.seats:
-        message.seats.add(
+        entry = message.seats.add(
             rack_tile_ids=[tile.id for tile in seat.rack],
             discard_tile_ids=[tile.id for tile in seat.discards],
-            opened_as=_OPENINGS[seat.opened_as],
+            opened_as=_OPENINGS[seat.opened_as],  # never 0: "not opened" is a value
             opened_on_turn=seat.opened_on_turn,
-            penalties=[_PENALTIES[reason] for reason in seat.penalties],
-            turns_played=seat.turns_played,
-            showed_indicator=seat.showed_indicator,
         )
+        # The rest only when not at its default (what is at its default is not written anyway,
+        # and each field set by name has to be looked up).
+        if seat.penalties:
+            entry.penalties.extend([_PENALTIES[reason] for reason in seat.penalties])
+        if seat.turns_played:
+            entry.turns_played = seat.turns_played
+        if seat.showed_indicator:
+            entry.showed_indicator = True
     if state.table:
         # Parsing concatenated messages appends their repeated fields: the table, in order.
         message.MergeFromString(b"".join([_state_meld_bytes(item) for item in state.table]))
