@@ -622,3 +622,19 @@ def test_taking_the_okey_back_puts_the_selected_tile_in_its_place(tmp_path: Path
         assert "★Y4" in screen_text(app)  # the okey is in the rack now, marked
 
     run(tmp_path, state, 0, script)
+
+
+def test_a_client_that_cannot_find_a_table_exits_with_status_1_and_says_why() -> None:
+    async def main() -> tuple[int | None, str]:
+        async def connect(progress: Callable[[str], None]) -> RulesTable:
+            progress("…")
+            raise TimeoutError("no table")
+
+        app = OkeyApp(connect, Strings("tr"))
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause(0.2)
+        return app.return_code, app.failure
+
+    code, said = asyncio.run(main())
+    assert code == 1
+    assert said == Strings("tr")("no_table")

@@ -387,6 +387,8 @@ class OkeyApp(App[int]):
         self._busy = False
         #: Every Act sent, in order (the tests read what a key press sent).
         self.sent: list[list[common_pb2.Action]] = []
+        #: Why the client gave up, if it did (it then exits with status 1).
+        self.failure = ""
         #: Every time the stream dropped and was opened again, in order.
         self.reconnects: list[Reconnecting] = []
         self.title = strings("title")
@@ -473,13 +475,16 @@ class OkeyApp(App[int]):
         try:
             port = await self.connect(self._progress)
         except grpc.aio.AioRpcError as error:
-            self.exit(1, message=s("cannot_start", reason=Rejection.of(error).message))
+            self.fail(s("cannot_start", reason=Rejection.of(error).message))
             return
         except QuickMatchCancelled:
-            self.exit(1, message=s("queue_cancelled"))
+            self.fail(s("queue_cancelled"))
             return
         except TimeoutError:
-            self.exit(1, message=s("no_table"))
+            self.fail(s("no_table"))
+            return
+        except Exception as error:  # anything else: say it and leave, rather than hang
+            self.fail(s("cannot_start", reason=str(error) or type(error).__name__))
             return
         self.port = port
         self.model.seat = port.seat
@@ -503,9 +508,15 @@ class OkeyApp(App[int]):
                 elif item.HasField("event"):
                     self.on_table_event(item.event)
         except grpc.aio.AioRpcError as error:
-            self.set_message(self.strings("rejected", message=Rejection.of(error).message))
+            # Not a dropped connection (those are resumed): the table cannot be followed.
+            self.fail(self.strings("rejected", message=Rejection.of(error).message))
             return
         self.set_message(self.strings("table_closed"))
+
+    def fail(self, reason: str) -> None:
+        """Leave with exit status 1, saying why (printed once the screen is gone)."""
+        self.failure = reason
+        self.exit(return_code=1, message=reason)
 
     def _progress(self, text: str) -> None:
         self.title_bar.update(Text(f"{self.strings('title')} · {text}"))
