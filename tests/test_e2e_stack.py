@@ -410,3 +410,14 @@ def test_the_integration_guides_example_plays_a_match_across_a_table_restart(
     results = lines[-4:]
     assert all(re.fullmatch(r".+: -?\d+( \(winner\))?", line) for line in results)
     assert any(line.endswith("(winner)") for line in results)
+
+
+def test_simulate_starts_a_stack_of_its_own_when_given_no_lobby() -> None:
+    command = [sys.executable, "-m", "okey101.cli", "--lang", "tr", "simulate", "--matches", "1"]
+    command += ["--rules", "north_sultan", "--hands", "1"]
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+    assert finished.returncode == 0, finished.stderr
+    lines = finished.stdout.splitlines()
+    assert lines[0].startswith("1 maçtan 1. maç, ") and "(north_sultan)" in lines[0]
+    assert lines[1].startswith("El") and lines[2].startswith("1 ")
+    assert lines[3].startswith("Toplam") and lines[4].startswith("kazanan: ")
