@@ -440,6 +440,20 @@ def test_retries_answer_once_and_stale_moves_are_aborted(table_url: str, tmp_pat
                 request_id="move-1", table_id=table_id, seat=starter,
                 actions=decide_for(view), expected_state_version=view.state_version,
             )  # fmt: skip
+            # Presence events in between (another player leaves and sits again) take sequence
+            # numbers but leave the version: the move decided before them still applies.
+            bystander = PLAYERS[(starter + 2) % 4]
+            await stub.Leave(
+                table_pb2.LeaveRequest(request_id="away", table_id=table_id),
+                metadata=stack.player_auth(bystander),
+            )
+            await stub.Sit(
+                table_pb2.SitRequest(request_id="back", table_id=table_id),
+                metadata=stack.player_auth(bystander),
+            )
+            moved_on = await get_table(stack, table_id)
+            assert moved_on.last_sequence == table.last_sequence + 2
+            assert moved_on.state_version == table.state_version
             first = await stub.Act(request, metadata=stack.player_auth(player))
             again = await stub.Act(request, metadata=stack.player_auth(player))
             assert again == first
