@@ -1493,15 +1493,17 @@ def hand_state_from_proto(message: common_pb2.HandState, *, field: str = "state"
     seats = []
     for index, seat in enumerate(message.seats):
         where = f"{field}.seats[{index}]"
+        rack_field = f"{where}.rack_tile_ids"
+        discards_field = f"{where}.discard_tile_ids"
         # Plain lists: a message's repeated field is slow to iterate, and each is read twice.
         rack_ids = seat.rack_tile_ids[:]
-        rack = tiles_from_ids(rack_ids, field=f"{where}.rack_tile_ids")
+        rack = tiles_from_ids(rack_ids, field=rack_field)
         if len(rack) > MAX_RACK:
-            raise _bad_field(f"{where}.rack_tile_ids", f"{len(rack)} tiles")
+            raise _bad_field(rack_field, f"{len(rack)} tiles")
         discard_ids = seat.discard_tile_ids[:]
-        discards = tiles_from_ids(discard_ids, field=f"{where}.discard_tile_ids")
-        ledger.add_ids(rack_ids, f"{where}.rack_tile_ids")
-        ledger.add_ids(discard_ids, f"{where}.discard_tile_ids")
+        discards = tiles_from_ids(discard_ids, field=discards_field)
+        ledger.add_ids(rack_ids, rack_field)
+        ledger.add_ids(discard_ids, discards_field)
         opened_on_turn = seat.opened_on_turn
         if not -1 <= opened_on_turn <= MAX_COUNT:
             raise _bad_field(f"{where}.opened_on_turn", opened_on_turn)
