@@ -143,6 +143,8 @@ class SeatBox(Static):
         public = view.seats[seat] if seat < len(view.seats) else common_pb2.SeatPublic(seat=seat)
         occupant = public.occupant
         name = model.name(seat)
+        if occupant.kind == common_pb2.OCCUPANT_KIND_EMPTY:
+            name = f"{s('seat_label', seat=seat)} ({s('empty_seat')})"
         title = Text(name, style="bold")
         # A bot's name may already say it is one ("Mehmet (bot)").
         if occupant.kind == common_pb2.OCCUPANT_KIND_BOT and s("bot") not in name.lower():

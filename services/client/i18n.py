@@ -87,12 +87,8 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     "indicator": {"en": "indicator {tile}", "tr": "gösterge {tile}"},
     "okey_is": {"en": "okey {face}", "tr": "okey {face}"},
     "takeable": {"en": "to take {tile}", "tr": "yandan {tile}"},
-    "hand_number": {"en": "hand {number}", "tr": "{number}. el"},
-    "table_heading": {"en": "On the table", "tr": "Masadakiler"},
     "table_empty": {"en": "Nothing on the table yet.", "tr": "Masada henüz per yok."},
-    "meld_line": {"en": "#{index} {owner}: {tiles}", "tr": "#{index} {owner}: {tiles}"},
     "meld_value": {"en": "({value})", "tr": "({value})"},
-    "rack_heading": {"en": "Your rack", "tr": "Istakan"},
     "legend": {
         "en": "★ okey  ◆ false joker (plays as {face})  _ playable  ! costs +101 to discard",
         "tr": "★ okey  ◆ sahte okey ({face} yerine)  _ işlek  ! atması +101 ceza",
@@ -106,10 +102,7 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
         "en": "Space selects tiles; g closes a group; o opens, m melds with the groups.",
         "tr": "Boşluk taş seçer; g grubu kapatır; o ile açılır, m ile per konur.",
     },
-    "selection_checking": {"en": "Checking…", "tr": "Denetleniyor…"},
-    "group_valid": {"en": "{kind} {tiles} = {value}", "tr": "{kind} {tiles} = {value}"},
     "group_invalid": {"en": "{tiles}: {reason}", "tr": "{tiles}: {reason}"},
-    "group_open": {"en": "selected: {tiles}", "tr": "seçili: {tiles}"},
     "kind_run": {"en": "run", "tr": "seri"},
     "kind_set": {"en": "set", "tr": "per"},
     "kind_pair": {"en": "pair", "tr": "çift"},
@@ -153,7 +146,6 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
         "en": "There is nothing on the table to lay off on.",
         "tr": "Masada işlenecek per yok.",
     },
-    "not_your_turn_yet": {"en": "Wait for your turn.", "tr": "Sıranı bekle."},
     "spectator_no_moves": {
         "en": "Spectators cannot move.",
         "tr": "İzleyiciler hamle yapamaz.",
@@ -188,7 +180,6 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
         "en": "Hand {number} dealt by {name}; indicator {tile}.",
         "tr": "{number}. eli {name} dağıttı; gösterge {tile}.",
     },
-    "ev_turn_started": {"en": "{name} to move.", "tr": "Sıra {name}."},
     "ev_turn_timed_out": {
         "en": "{name} ran out of time.",
         "tr": "{name} süresini doldurdu.",
@@ -284,7 +275,6 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     "sheet_continue": {"en": "Enter: back to the table", "tr": "Enter: masaya dön"},
     "result_title": {"en": "Match over", "tr": "Maç bitti"},
     "result_winner": {"en": "Winner: {names}", "tr": "Kazanan: {names}"},
-    "result_line": {"en": "{name}: {total}", "tr": "{name}: {total}"},
     "result_quit": {"en": "q: quit", "tr": "q: çıkış"},
     # Key bindings, as the footer shows them.
     "key_draw": {"en": "draw", "tr": "çek"},
