@@ -34,7 +34,8 @@ from typing import Any, Final, TypeVar
 from sqlalchemy import Connection, Table, event, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.exc import ArgumentError, DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
     AsyncEngine,
@@ -160,6 +161,24 @@ def is_transient(error: BaseException) -> bool:
     if code in ("40001", "40P01", "55P03"):
         return True
     return "database is locked" in str(error.orig).lower()
+
+
+#: SQLSTATEs of a server shutting down, starting or full (class 08, a broken connection, too).
+_UNREACHABLE_STATES: Final = frozenset({"57P01", "57P02", "57P03", "53300"})
+
+
+def is_unreachable(error: BaseException) -> bool:
+    """The database could not be reached or dropped the connection (the server restarting, the
+    network cut, a terminated backend, no free connection in the pool): nothing to do with the
+    work itself, so the call may be made again later (UNAVAILABLE, never INTERNAL)."""
+    if isinstance(error, OSError | PoolTimeout):  # refused, reset, timed out; an empty pool
+        return True
+    if not isinstance(error, DBAPIError):
+        return False
+    if error.connection_invalidated or isinstance(error, OperationalError | InterfaceError):
+        return True
+    code = getattr(error.orig, "sqlstate", None) or getattr(error.orig, "pgcode", None) or ""
+    return str(code).startswith("08") or code in _UNREACHABLE_STATES
 
 
 class Database:
@@ -363,6 +382,7 @@ __all__: Sequence[str] = (
     "insert_ignoring_conflicts",
     "is_sqlite",
     "is_transient",
+    "is_unreachable",
     "migrations_path",
     "normalize_url",
     "row_mapping",

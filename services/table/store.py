@@ -16,20 +16,27 @@ Every change to a table (a move, a deal, someone sitting down) is a ``Change`` a
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from okey.v1 import common_pb2
 from sqlalchemy import and_, delete, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from okey101.platform.database import Database, insert_ignoring_conflicts, row_mapping
+from okey101.platform.database import (
+    Database,
+    insert_ignoring_conflicts,
+    is_unreachable,
+    row_mapping,
+)
 from okey101.table import models
-from okey101.table.errors import Stale
+from okey101.table.errors import NotReady, Stale
 from okey101.table.records import TableRecord
 
 NOTIFY_CHANNEL: Final = "okey101_table_events"
+_T = TypeVar("_T")
 _PRIVATE: Final = (
     models.events.c.private_0,
     models.events.c.private_1,
@@ -121,11 +128,32 @@ class TableStore:
         self.database = database
         self.postgres = database.dialect == "postgresql"
 
+    # A database that cannot be reached (restarting, a connection cut) is UNAVAILABLE
+    # DATABASE_UNAVAILABLE to callers, who retry with the same request id; never INTERNAL.
+
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[AsyncSession]:
+        try:
+            async with self.database.read() as session:
+                yield session
+        except Exception as error:
+            if is_unreachable(error):
+                raise NotReady("DATABASE_UNAVAILABLE") from error
+            raise
+
+    async def _transaction(self, work: Callable[[AsyncSession], Awaitable[_T]]) -> _T:
+        try:
+            return await self.database.transaction(work)
+        except Exception as error:
+            if is_unreachable(error):
+                raise NotReady("DATABASE_UNAVAILABLE") from error
+            raise
+
     # ----------------------------------------------------------------------------------------
     # Reads
 
     async def load(self, table_id: str) -> TableRecord | None:
-        async with self.database.read() as session:
+        async with self._read() as session:
             row = (
                 await session.execute(
                     select(models.tables).where(models.tables.c.table_id == table_id)
@@ -137,7 +165,7 @@ class TableStore:
         self, table_id: str, caller: str, method: str, request_id: str
     ) -> tuple[TableRecord | None, tuple[str, bytes] | None]:
         """``load`` and ``answer`` in one read (the two every move starts with)."""
-        async with self.database.read() as session:
+        async with self._read() as session:
             row = (
                 await session.execute(
                     select(models.tables).where(models.tables.c.table_id == table_id)
@@ -157,7 +185,7 @@ class TableStore:
 
     async def answer(self, caller: str, method: str, request_id: str) -> tuple[str, bytes] | None:
         """The table and the answer stored for a request id, if it was answered."""
-        async with self.database.read() as session:
+        async with self._read() as session:
             found = (
                 await session.execute(
                     select(models.requests.c.table_id, models.requests.c.response).where(
@@ -183,7 +211,7 @@ class TableStore:
         if hand_id is not None:
             query = query.where(models.events.c.hand_id == hand_id)
         query = query.order_by(models.events.c.sequence).limit(limit)
-        async with self.database.read() as session:
+        async with self._read() as session:
             rows = (await session.execute(query)).all()
         return [_stored(row) for row in rows]
 
@@ -217,7 +245,7 @@ class TableStore:
                 or_(c.created_us < created, and_(c.created_us == created, c.table_id < table_id))
             )
         query = query.order_by(c.created_us.desc(), c.table_id.desc()).limit(limit)
-        async with self.database.read() as session:
+        async with self._read() as session:
             rows = (await session.execute(query)).all()
         records = [TableRecord.from_row(row_mapping(row)) for row in rows]
         if player_id:
@@ -225,14 +253,14 @@ class TableStore:
         return records
 
     async def hand(self, hand_id: str) -> Mapping[str, Any] | None:
-        async with self.database.read() as session:
+        async with self._read() as session:
             row = (
                 await session.execute(select(models.hands).where(models.hands.c.hand_id == hand_id))
             ).first()
         return None if row is None else dict(row._mapping)
 
     async def moves(self, hand_id: str) -> list[Mapping[str, Any]]:
-        async with self.database.read() as session:
+        async with self._read() as session:
             rows = (
                 await session.execute(
                     select(models.moves)
@@ -266,12 +294,12 @@ class TableStore:
             await session.execute(models.tables.insert().values(**row))
             return True
 
-        return await self.database.transaction(work)
+        return await self._transaction(work)
 
     async def commit(self, change: Change) -> Committed:
         """Apply ``change`` in one transaction (module docstring); ``Stale`` if the table's
         state_version is no longer ``change.expected_version``."""
-        return await self.database.transaction(lambda session: self._commit(session, change))
+        return await self._transaction(lambda session: self._commit(session, change))
 
     async def _commit(self, session: AsyncSession, change: Change) -> Committed:
         c = models.tables.c
@@ -419,10 +447,10 @@ class TableStore:
                 )
             return ids
 
-        return await self.database.transaction(work)
+        return await self._transaction(work)
 
     async def next_due_us(self) -> int | None:
-        async with self.database.read() as session:
+        async with self._read() as session:
             value = await session.scalar(select(func.min(models.timers.c.due_us)))
         return None if value is None else int(value)
 
@@ -436,7 +464,7 @@ class TableStore:
                 .values(due_us=due_us, claimed_until_us=None, claimed_by="")
             )
 
-        await self.database.transaction(work)
+        await self._transaction(work)
 
     async def mark_alive(self, now_us: int, outage_us: int, *, starting: bool) -> int:
         """Record that a pod is alive at ``now_us``. A pod ``starting`` that finds no pod was
@@ -473,7 +501,7 @@ class TableStore:
             )
             return gap
 
-        return await self.database.transaction(work)
+        return await self._transaction(work)
 
     # ----------------------------------------------------------------------------------------
     # Outbox
@@ -503,7 +531,7 @@ class TableStore:
                 )
             return [(row.id, row.kind, row.key, bytes(row.payload), row.attempts) for row in rows]
 
-        return await self.database.transaction(work)
+        return await self._transaction(work)
 
     async def outbox_sent(self, row_id: int, now_us: int) -> None:
         async def work(session: AsyncSession) -> None:
@@ -511,7 +539,7 @@ class TableStore:
                 update(models.outbox).where(models.outbox.c.id == row_id).values(sent_us=now_us)
             )
 
-        await self.database.transaction(work)
+        await self._transaction(work)
 
     async def outbox_failed(self, row_id: int, retry_us: int, error: str) -> None:
         async def work(session: AsyncSession) -> None:
@@ -521,7 +549,7 @@ class TableStore:
                 .values(next_attempt_us=retry_us, last_error=error[:500])
             )
 
-        await self.database.transaction(work)
+        await self._transaction(work)
 
     # ----------------------------------------------------------------------------------------
     # The watchdog's figures
@@ -529,7 +557,7 @@ class TableStore:
     async def figures(self, now_us: int, stuck_us: int) -> tuple[int, int, int]:
         """(tables in play, outbox rows not yet acknowledged, tables whose timer is overdue
         by more than ``stuck_us``)."""
-        async with self.database.read() as session:
+        async with self._read() as session:
             live = await session.scalar(
                 select(func.count())
                 .select_from(models.tables)
