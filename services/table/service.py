@@ -73,6 +73,7 @@ from okey101.table.errors import (
     check_request_id,
 )
 from okey101.table.feed import SAFETY_POLL_SECONDS, TableFeed
+from okey101.table.limits import ActLimiter
 from okey101.table.records import MatchRecord, SeatRecord, TableRecord, seats_to_json
 from okey101.table.store import (
     Change,
@@ -239,6 +240,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self._hands: OrderedDict[str, dict[str, Any]] = OrderedDict()
         #: Called after every commit that sets a timer due now (the timer worker wakes).
         self.on_timer_due: Callable[[], None] = lambda: None
+        #: How fast each player may send moves at each table (``limits``).
+        self.act_limits = ActLimiter()
 
     # ----------------------------------------------------------------------------------------
     # Small helpers
@@ -984,6 +987,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         claims = require_claims()
         check_request_id(request.request_id)
         check_id(request.table_id, "table_id")
+        if claims.kind == "player":
+            self.act_limits.check(claims.subject, request.table_id)  # RATE_LIMITED
         record, stored = await self.store.load_for_request(
             request.table_id, claims.subject, "Act", request.request_id
         )
