@@ -520,6 +520,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         if request.page_size < 0:
             raise Invalid("BAD_FIELD", field="page_size", value=str(request.page_size))
         size = min(request.page_size or 50, 200)
+        _known("preset", [request.preset], common_pb2.RulePreset.values())
+        _known("states", request.states, common_pb2.TableState.values())
+        _known("visibility", [request.visibility], common_pb2.TableVisibility.values())
         preset = None
         if request.preset:
             preset = common_pb2.RulePreset.Name(request.preset).removeprefix("RULE_PRESET_").lower()
@@ -1474,6 +1477,14 @@ def _answered(stored: tuple[str, bytes] | None, request: Any, kind: type[_M]) ->
 def _constant(answer: bytes) -> Callable[[Sequence[StoredEvent]], bytes]:
     """An answer that does not depend on the events' numbers."""
     return lambda _events: answer
+
+
+def _known(field: str, values: Sequence[int], known: Sequence[int]) -> None:
+    """An enum value this service does not know is malformed input (not a filter that
+    matches nothing, and not an error of ours)."""
+    for value in values:
+        if value not in known:
+            raise Invalid("BAD_FIELD", field=field, value=str(value))
 
 
 def _bot_level(level: int) -> int:
