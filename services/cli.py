@@ -728,6 +728,39 @@ def _bench_table(args: argparse.Namespace) -> int:
     return table_bench.main(args.tables, args.seconds, args.database_url, args.json)
 
 
+def _add_bench_load(targets: Commands) -> None:
+    parser = targets.add_parser(
+        "load",
+        help="the whole stack as five processes, many tables played through the public API",
+        description="Start lobby, table, scoring, rules and bot on free ports with temporary "
+        "PostgreSQL databases (or SQLite), log guests in, seat TABLES tables through the lobby "
+        "(quick match and hosted) and play them for MINUTES; Act latency, hands lost between "
+        "the tables and scoring, each service's peak memory. Exit status 1 on an error or a "
+        "lost hand.",
+    )
+    parser.add_argument("--tables", type=_positive_int, default=20, help="tables at once")
+    parser.add_argument("--minutes", type=float, default=1.0, help="minutes measured")
+    parser.add_argument(
+        "--pace", type=float, default=0.0, help="moves a second per table (default: full speed)"
+    )
+    parser.add_argument("--sqlite", action="store_true", help="SQLite files, not PostgreSQL")
+    parser.add_argument(
+        "--database-url",
+        help="the PostgreSQL server to make the databases on (default: OKEY_TEST_DATABASE_URL, "
+        "else postgresql://postgres@127.0.0.1:5432/test)",
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(handler=_bench_load)
+
+
+def _bench_load(args: argparse.Namespace) -> int:
+    from okey101.bench import load_bench
+
+    return load_bench.main(
+        args.tables, args.minutes, args.pace, args.sqlite, args.database_url, args.json
+    )
+
+
 # Each adds one ``okey101 bench TARGET`` subcommand.
 _BENCH_TARGETS: tuple[Callable[[Commands], None], ...] = (
     _add_bench_solver,
@@ -735,6 +768,7 @@ _BENCH_TARGETS: tuple[Callable[[Commands], None], ...] = (
     _add_bench_rules,
     _add_bench_bots,
     _add_bench_table,
+    _add_bench_load,
 )
 
 

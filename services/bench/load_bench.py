@@ -1,0 +1,243 @@
+"""``okey101 bench load``: the whole stack, five processes, played by many tables at once.
+
+The lobby, table, scoring, rules and bot services run as ``okey101 serve`` processes of their
+own on free ports (``okey101.client.stack``), local mode, with one temporary PostgreSQL
+database per stateful service on ``OKEY_TEST_DATABASE_URL``'s server (default
+``postgresql://postgres@127.0.0.1:5432/test``; dropped afterwards), or SQLite files with
+``--sqlite``. The table's bots move at once and the next hand is dealt at once.
+
+Everything the players do goes through the public API (``load_stack``): ``4 * tables`` guests
+log in through the lobby (LoginGuest); half the tables are quick matches (JoinQuickMatch, then
+GetQuickMatchStatus; the oyna preset, a match to 1,000 points), half are hosted (HostTable,
+public, the three others JoinTable; oyna, two hands a match). Each table is played from outside
+by its four players: the seat's view (TableService.GetSeatView), the bot service's step
+(BotService.NextStep, level easy) and TableService.Act; with ``--pace P``, at most P moves a
+second per table (``--pace 0.5``: one move every 2 s, a person's pace), else as fast as the
+answers come. When a match ends its players find a table again the same way.
+
+Act is timed from the call to its answer, over ``minutes`` of play after every table has been
+seated. The last line is JSON: ``moves_per_second`` (Act calls answered per second, all
+tables), ``p50_ms``/``p99_ms``/``max_ms`` of Act, ``errors`` (failed calls of any kind other
+than a stale or refused move; ``errors_by_code`` and a few ``error_samples``),
+``hands_completed`` and ``matches_completed`` (HAND_ENDED and MATCH_ENDED in the tables' own
+event logs, read back with WatchTable), ``lost_hands`` (hands ended at a table that are not on
+their score sheet in scoring exactly once, checked after the outbox has had up to a minute to
+drain), ``sequence_gaps`` (tables whose event log is not numbered 1, 2, 3...), ``peak_rss_mb``
+and ``cpu_percent`` (of one core, over the measured minutes) per service from ``/proc``, and the
+load average before and after. Exit status 1 on any error or lost hand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from okey.v1 import common_pb2
+
+from okey101.bench import load_stack
+from okey101.bench.load_stack import Figures, Guest, Play, Seating, StackClient
+from okey101.bench.rules_bench import cpu_seconds
+from okey101.bench.solver_bench import percentile
+
+SERVICES = ("rules", "bot", "scoring", "table", "lobby")
+HOSTED_RULES = common_pb2.RuleSet(
+    preset=common_pb2.RULE_PRESET_OYNA,
+    match_end=common_pb2.MATCH_END_FIXED_HANDS,
+    match_hands=2,
+)
+
+
+class Tables:
+    """Every table the run has played at, and the drivers of the quick-match ones (a table's
+    players arrive one ticket at a time; the first to arrive starts its driver)."""
+
+    def __init__(self, client: StackClient, guests: list[Guest], play: Play) -> None:
+        self.client = client
+        self.play = play
+        self.by_player = {guest.player_id: guest for guest in guests}
+        self.seen: list[str] = []
+        self.drivers: dict[str, asyncio.Task[bool]] = {}
+        self.stop = asyncio.Event()
+        self.seated = 0
+
+    def note(self, table_id: str) -> None:
+        if table_id not in self.seen:
+            self.seen.append(table_id)
+            self.seated += 1
+
+    async def quick_match_driver(self, table_id: str, guest: Guest) -> asyncio.Task[bool]:
+        if table_id not in self.drivers:
+            self.drivers[table_id] = asyncio.create_task(self._drive_quick(table_id, guest))
+        return self.drivers[table_id]
+
+    async def _drive_quick(self, table_id: str, guest: Guest) -> bool:
+        from okey.v1 import table_pb2
+
+        table = (
+            await self.client.rpc(
+                lambda c: c.table.GetTable,
+                table_pb2.GetTableRequest(table_id=table_id),
+                guest.auth,
+                name="GetTable",
+            )
+        ).table
+        seating = Seating(table_id)
+        for index, occupant in enumerate(table.seats):
+            ours = self.by_player.get(occupant.player_id)
+            if ours is not None:
+                seating.seats[index] = ours
+        self.note(table_id)
+        return await load_stack.drive(self.client, seating, self.play, self.stop)
+
+
+async def _quick_matcher(tables: Tables, guest: Guest) -> None:
+    """One player: quick match, wait for the table's match to end, again."""
+    while not tables.stop.is_set():
+        try:
+            table_id, _seat = await load_stack.quick_match(tables.client, guest)
+            driver = await tables.quick_match_driver(table_id, guest)
+            await asyncio.shield(driver)
+        except Exception as error:  # counted; the player tries again
+            tables.client.figures.failures[("quick_match", type(error).__name__)] += 1
+            await asyncio.sleep(1.0)
+
+
+async def _host(tables: Tables, group: list[Guest]) -> None:
+    """Four players: one hosts, three join; play the match; again."""
+    while not tables.stop.is_set():
+        try:
+            seating = await load_stack.host_table(tables.client, group, HOSTED_RULES)
+            tables.note(seating.table_id)
+            await load_stack.drive(tables.client, seating, tables.play, tables.stop)
+        except Exception as error:
+            tables.client.figures.failures[("host_table", type(error).__name__)] += 1
+            await asyncio.sleep(1.0)
+
+
+async def _play(
+    stack: Any, var_dir: Path, count: int, minutes: float, pace: float
+) -> dict[str, Any]:
+    figures = Figures(recording=False)
+    addresses = {name: stack.address(name) for name in SERVICES}
+    client = StackClient(addresses, var_dir, figures)
+    pids = {name: stack.services[name].process.pid for name in SERVICES}
+    try:
+        guests = await load_stack.login_guests(client, 4 * count)
+        play = Play(decide=load_stack.bot_service_decider(client), pace=pace)
+        tables = Tables(client, guests, play)
+        groups = [guests[4 * index : 4 * index + 4] for index in range(count)]
+        players: list[asyncio.Task[None]] = []
+        for index, group in enumerate(groups):
+            if index % 2 == 0:
+                players.extend(asyncio.create_task(_quick_matcher(tables, g)) for g in group)
+            else:
+                players.append(asyncio.create_task(_host(tables, group)))
+        # Measured once every table is seated (or after a minute, whichever comes first).
+        deadline = time.monotonic() + 60
+        while tables.seated < count and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        figures.recording = True
+        began = time.perf_counter()
+        await asyncio.sleep(minutes * 60)
+        elapsed = time.perf_counter() - began
+        figures.recording = False
+        cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        latencies = list(figures.latencies)
+        moves = figures.moves
+        tables.stop.set()
+        _done, pending = await asyncio.wait([*players, *tables.drivers.values()], timeout=60)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        checked = await load_stack.audit(client, tables.seen, drain_seconds=60)
+        peak = {name: load_stack.peak_rss_mb(pid) for name, pid in pids.items()}
+    finally:
+        await client.close()
+    cpu: dict[str, float | None] = {}
+    for name in SERVICES:
+        before, after = cpu_before.get(name), cpu_after.get(name)
+        cpu[name] = (
+            None if before is None or after is None else round((after - before) / elapsed * 100, 1)
+        )
+    return {
+        "moves_per_second": round(moves / elapsed, 1),
+        "p50_ms": round(percentile(latencies, 50), 2) if latencies else None,
+        "p99_ms": round(percentile(latencies, 99), 2) if latencies else None,
+        "max_ms": round(max(latencies), 2) if latencies else None,
+        "moves": moves,
+        "errors": figures.errors,
+        "errors_by_code": figures.codes(),
+        "error_samples": figures.samples[:5],
+        "hands_completed": checked.hands,
+        "matches_completed": checked.matches,
+        "lost_hands": len(checked.lost),
+        "unrecorded_matches": len(checked.unrecorded_matches),
+        "sequence_gaps": len(checked.gaps),
+        "tables_played": len(tables.seen),
+        "peak_rss_mb": peak,
+        "cpu_percent": cpu,
+    }
+
+
+def run(
+    tables: int,
+    minutes: float,
+    pace: float = 0.0,
+    *,
+    sqlite: bool = False,
+    database_url: str | None = None,
+) -> dict[str, Any]:
+    """Start the stack, play, audit, stop; the figures (module docstring)."""
+    from okey101.client.stack import local_stack
+
+    load_before = load_stack.load_average()
+    base = (
+        database_url or os.environ.get(load_stack.DATABASE_ENV) or load_stack.DEFAULT_DATABASE_URL
+    )
+    with contextlib.ExitStack() as cleanup:
+        var_dir = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="okey101-load-")))
+        databases = None
+        if not sqlite:
+            databases = cleanup.enter_context(load_stack.temporary_databases(base, "okey_load"))
+        env = load_stack.stack_environment(databases)
+        stack = cleanup.enter_context(local_stack(var_dir, env=env, services=SERVICES))
+        figures = asyncio.run(_play(stack, var_dir, tables, minutes, pace))
+    figures.update(
+        tables=tables,
+        minutes=minutes,
+        pace=pace or None,
+        database="sqlite" if sqlite else "postgresql",
+        load_before=load_before,
+        load_after=load_stack.load_average(),
+    )
+    return figures
+
+
+def main(
+    tables: int,
+    minutes: float,
+    pace: float,
+    sqlite: bool,
+    database_url: str | None,
+    as_json: bool,
+) -> int:
+    figures = run(tables, minutes, pace, sqlite=sqlite, database_url=database_url)
+    paced = f"{pace} moves/s a table" if pace else "full speed"
+    print(
+        f"load: {tables} tables ({paced}, {figures['database']}): "
+        f"{figures['moves_per_second']} moves/s, Act p50 {figures['p50_ms']} ms, "
+        f"p99 {figures['p99_ms']} ms, max {figures['max_ms']} ms; {figures['errors']} errors; "
+        f"{figures['hands_completed']} hands, {figures['lost_hands']} lost; "
+        f"peak RSS MB {figures['peak_rss_mb']}; load {figures['load_before']} -> "
+        f"{figures['load_after']}"
+    )
+    if as_json:
+        print(json.dumps(figures, sort_keys=True))
+    return 0 if figures["errors"] == 0 and figures["lost_hands"] == 0 else 1

@@ -1,0 +1,741 @@
+"""The whole stack under play, for ``okey101 bench load`` and the fault tests.
+
+- ``temporary_databases``: one PostgreSQL database per stateful service (lobby, table, scoring)
+  on a server the caller names, created for the run and dropped (``WITH (FORCE)``) after it.
+- ``stack_environment``: the settings the five ``okey101 serve`` processes get
+  (``okey101.client.stack.local_stack`` starts them on free ports, one var dir, local mode).
+- ``StackClient``: channels to the public services, a service token, and ``rpc`` (one call,
+  retried unchanged on UNAVAILABLE and DEADLINE_EXCEEDED, as common.proto allows: the request
+  keeps its request_id), counting every failed attempt by status code in ``Figures``.
+- Guests: ``login_guests`` (LobbyService.LoginGuest, tokens refreshed by the client's
+  ``Tokens``); seating through the lobby, ``quick_match`` (JoinQuickMatch, then
+  GetQuickMatchStatus) or ``host_table`` (HostTable, the others JoinTable).
+- ``drive``: one table played from outside, as the players' apps would: each seat's view
+  (TableService.GetSeatView with its player's token), a decision (``Decider``: the bot service's
+  NextStep, or the engine's bot in-process), TableService.Act with the view's state_version,
+  timed from the call to its answer; at most ``pace`` moves a second per table. Seats that are
+  not ours (the table's bots) are left to the table.
+- ``audit``: what the tables say was finished, against what scoring recorded: every ended hand
+  (a HAND_ENDED event in the table's log, read back with WatchTable) must be on its match's
+  score sheet exactly once, and every table's log numbered 1, 2, 3... with no gap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import os
+import random
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import grpc
+import grpc.aio
+from okey.v1 import (
+    bot_pb2,
+    bot_pb2_grpc,
+    common_pb2,
+    lobby_pb2,
+    lobby_pb2_grpc,
+    scoring_pb2,
+    scoring_pb2_grpc,
+    table_pb2,
+    table_pb2_grpc,
+)
+
+from okey101.client.errors import Rejection
+from okey101.client.session import Tokens
+from okey101.platform.auth import TokenIssuer, dev_signing_key
+
+#: Where the PostgreSQL runs make their databases (``OKEY_TEST_DATABASE_URL``'s server).
+DATABASE_ENV: Final = "OKEY_TEST_DATABASE_URL"
+DEFAULT_DATABASE_URL: Final = "postgresql://postgres@127.0.0.1:5432/test"
+STATEFUL: Final = ("lobby", "table", "scoring")
+ACTIVE: Final = (common_pb2.PHASE_FIRST, common_pb2.PHASE_DRAW, common_pb2.PHASE_PLAY)
+ENDED_TABLE: Final = (common_pb2.TABLE_STATE_FINISHED, common_pb2.TABLE_STATE_CLOSED)
+RETRYABLE: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+#: Codes that are answers about the game, not failures: a move computed from a state that has
+#: moved on (ABORTED), or one the table no longer allows (the turn timed out, the hand ended).
+GAME_ANSWERS: Final = frozenset({grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION})
+
+#: A client that finds a restarted service again within a second (gRPC's default reconnect
+#: back-off grows to two minutes).
+CLIENT_OPTIONS: Final[tuple[tuple[str, Any], ...]] = (
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1_000),
+)
+
+Metadata = tuple[tuple[str, str], ...]
+Auth = Callable[[], Awaitable[Metadata]]
+Decider = Callable[[common_pb2.SeatView], Awaitable[list[common_pb2.Action]]]
+
+
+# --------------------------------------------------------------------------------------------
+# Databases and the stack's settings
+
+
+def admin_url(base: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(base).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def database_url(base: str, name: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    url = make_url(base).set(drivername="postgresql+asyncpg", database=name)
+    return url.render_as_string(hide_password=False)
+
+
+async def _admin(base: str, *statements: str) -> None:
+    import asyncpg
+
+    connection = await asyncpg.connect(admin_url(base))
+    try:
+        for statement in statements:
+            await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+@contextlib.contextmanager
+def temporary_databases(
+    base: str, prefix: str, services: Sequence[str] = STATEFUL
+) -> Iterator[dict[str, str]]:
+    """A new database per service on ``base``'s server, ``{service: asyncpg URL}``; dropped
+    when the block ends (connections still open are ended: ``WITH (FORCE)``)."""
+    tag = uuid.uuid4().hex[:10]
+    names = {service: f"{prefix}_{tag}_{service}" for service in services}
+    created: list[str] = []
+    try:
+        for name in names.values():
+            asyncio.run(_admin(base, f'CREATE DATABASE "{name}"'))
+            created.append(name)
+        yield {service: database_url(base, name) for service, name in names.items()}
+    finally:
+        for name in created:
+            with contextlib.suppress(Exception):
+                asyncio.run(_admin(base, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def stack_environment(databases: Mapping[str, str] | None = None, **table: str) -> dict[str, str]:
+    """The settings of a stack that plays as fast as its clients: the table's bots move at
+    once and the next hand is dealt at once (``table`` overrides ``OKEY_TABLE_<NAME>``), a
+    quick-match ticket waits a minute for three more players before bots fill the seats, and
+    each stateful service uses its database in ``databases`` (else SQLite under the var dir)."""
+    env = {
+        "OKEY_TABLE_BOT_MOVE_SECONDS": "0",
+        "OKEY_TABLE_NEXT_HAND_SECONDS": "0",
+        "OKEY_QUICK_MATCH_WAIT_SECONDS": "60",
+        # A process killed on purpose must not keep its port for the one started in its place.
+        "OKEY_GRACE_SECONDS": "5",
+    }
+    env.update({f"OKEY_TABLE_{name.upper()}": value for name, value in table.items()})
+    for service, url in (databases or {}).items():
+        env[f"OKEY_{service.upper()}_DATABASE_URL"] = url
+    return env
+
+
+# --------------------------------------------------------------------------------------------
+# Figures
+
+
+@dataclass
+class Figures:
+    """What the clients saw: Act latencies (ms), failed attempts by method and code."""
+
+    latencies: list[float] = field(default_factory=list)
+    failures: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
+    #: A few failures as (method, code, reason, sentence), for a report.
+    samples: list[tuple[str, str, str, str]] = field(default_factory=list)
+    moves: int = 0
+    #: False while the figures are not wanted (warm-up): latencies are not kept.
+    recording: bool = True
+
+    def failed(self, method: str, error: grpc.aio.AioRpcError) -> None:
+        code = error.code().name
+        self.failures[(method, code)] += 1
+        if error.code() not in GAME_ANSWERS and len(self.samples) < 20:
+            rejection = Rejection.of(error)
+            self.samples.append((method, code, rejection.reason, rejection.message[:200]))
+
+    @property
+    def errors(self) -> int:
+        """Failed attempts other than the game's own answers (stale or refused moves)."""
+        game = {code.name for code in GAME_ANSWERS}
+        return sum(n for (_method, code), n in self.failures.items() if code not in game)
+
+    def codes(self) -> dict[str, int]:
+        """Failed attempts by code (game answers included)."""
+        counts: collections.Counter[str] = collections.Counter()
+        for (_method, code), n in self.failures.items():
+            counts[code] += n
+        return dict(counts)
+
+
+# --------------------------------------------------------------------------------------------
+# The client
+
+
+class StackClient:
+    """Channels to a stack's lobby, table, bot and scoring services, and a service token."""
+
+    def __init__(self, addresses: Mapping[str, str], var_dir: Path, figures: Figures) -> None:
+        self.figures = figures
+        self._channels: dict[str, grpc.aio.Channel] = {}
+        self.addresses = dict(addresses)
+        self.lobby: Any = lobby_pb2_grpc.LobbyServiceStub(self.channel(addresses["lobby"]))
+        self.bot: Any = bot_pb2_grpc.BotServiceStub(self.channel(addresses["bot"]))
+        self.scoring: Any = scoring_pb2_grpc.ScoringServiceStub(self.channel(addresses["scoring"]))
+        self.table_target = addresses["table"]
+        token = TokenIssuer(dev_signing_key(var_dir)).issue(
+            "load-client", "service", ttl_seconds=12 * 3600
+        )
+        self.service_metadata: Metadata = (("authorization", f"Bearer {token}"),)
+
+    def channel(self, target: str) -> grpc.aio.Channel:
+        if target not in self._channels:
+            self._channels[target] = grpc.aio.insecure_channel(target, options=CLIENT_OPTIONS)
+        return self._channels[target]
+
+    @property
+    def table(self) -> Any:
+        """The table service where clients find it now (a load balancer's job in a cluster)."""
+        return table_pb2_grpc.TableServiceStub(self.channel(self.table_target))
+
+    async def service_auth(self) -> Metadata:
+        return self.service_metadata
+
+    async def close(self) -> None:
+        for channel in self._channels.values():
+            await channel.close()
+        self._channels.clear()
+
+    async def rpc(
+        self,
+        method: Callable[[StackClient], Any],
+        request: Any,
+        auth: Auth,
+        *,
+        name: str,
+        timeout: float = 10.0,
+        retry_seconds: float = 90.0,
+        expected: frozenset[grpc.StatusCode] = frozenset(),
+    ) -> Any:
+        """``method(self)(request)``, again unchanged (same request id) after UNAVAILABLE or
+        DEADLINE_EXCEEDED, for up to ``retry_seconds``; every failed attempt is counted but
+        those ending with an ``expected`` code. ``method`` picks the stub's method each time, so
+        a retry goes wherever the service is found now."""
+        began = time.monotonic()
+        delay = 0.05
+        while True:
+            try:
+                return await method(self)(request, metadata=await auth(), timeout=timeout)
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in expected:
+                    self.figures.failed(name, error)
+                if error.code() not in RETRYABLE or time.monotonic() - began > retry_seconds:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+
+# --------------------------------------------------------------------------------------------
+# Guests and seats
+
+
+@dataclass
+class Guest:
+    """A guest logged in through the lobby."""
+
+    player_id: str
+    tokens: Tokens
+
+    async def auth(self) -> Metadata:
+        return await self.tokens.metadata()
+
+
+async def _no_auth() -> Metadata:
+    return ()
+
+
+async def login_guest(client: StackClient, name: str) -> Guest:
+    device = f"load-{uuid.uuid4().hex}"
+    first = await client.rpc(
+        lambda c: c.lobby.LoginGuest,
+        lobby_pb2.LoginGuestRequest(
+            request_id=uuid.uuid4().hex, device_id=device, display_name=name[:32]
+        ),
+        _no_auth,
+        name="LoginGuest",
+    )
+    secret = first.guest_secret
+
+    async def relogin() -> lobby_pb2.AuthTokens:
+        again = await client.rpc(
+            lambda c: c.lobby.LoginGuest,
+            lobby_pb2.LoginGuestRequest(
+                request_id=uuid.uuid4().hex, device_id=device, guest_secret=secret
+            ),
+            _no_auth,
+            name="LoginGuest",
+        )
+        tokens: lobby_pb2.AuthTokens = again.tokens
+        return tokens
+
+    return Guest(first.player.player_id, Tokens(client.lobby, first.tokens, "en", relogin))
+
+
+async def login_guests(client: StackClient, count: int, *, concurrency: int = 16) -> list[Guest]:
+    slots = asyncio.Semaphore(concurrency)
+
+    async def one(index: int) -> Guest:
+        async with slots:
+            return await login_guest(client, f"load{index}")
+
+    return list(await asyncio.gather(*(one(index) for index in range(count))))
+
+
+@dataclass
+class Seating:
+    """Our guests at one table, by seat (the other seats, if any, are the table's bots)."""
+
+    table_id: str
+    seats: dict[int, Guest] = field(default_factory=dict)
+
+
+async def quick_match(
+    client: StackClient,
+    guest: Guest,
+    preset: int = common_pb2.RULE_PRESET_OYNA,
+    *,
+    poll_seconds: float = 0.25,
+    timeout: float = 180.0,
+) -> tuple[str, int]:
+    """JoinQuickMatch, then GetQuickMatchStatus until matched: (table id, seat)."""
+    joined = await client.rpc(
+        lambda c: c.lobby.JoinQuickMatch,
+        lobby_pb2.JoinQuickMatchRequest(request_id=uuid.uuid4().hex, preset=preset),  # type: ignore[arg-type]
+        guest.auth,
+        name="JoinQuickMatch",
+    )
+    ticket = joined.ticket
+    deadline = time.monotonic() + timeout
+    while ticket.state == lobby_pb2.QUICK_MATCH_STATE_WAITING:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"quick match: no table within {timeout:.0f} s")
+        await asyncio.sleep(poll_seconds)
+        ticket = (
+            await client.rpc(
+                lambda c: c.lobby.GetQuickMatchStatus,
+                lobby_pb2.GetQuickMatchStatusRequest(ticket_id=ticket.ticket_id),
+                guest.auth,
+                name="GetQuickMatchStatus",
+            )
+        ).ticket
+    if ticket.state != lobby_pb2.QUICK_MATCH_STATE_MATCHED:
+        raise RuntimeError(f"quick-match ticket {ticket.ticket_id} was not matched")
+    return ticket.table_id, ticket.seat
+
+
+async def quick_match_group(
+    client: StackClient, guests: Sequence[Guest], preset: int = common_pb2.RULE_PRESET_OYNA
+) -> list[Seating]:
+    """Quick-match ``guests`` together; the tables they were given."""
+    places = await asyncio.gather(*(quick_match(client, guest, preset) for guest in guests))
+    tables: dict[str, Seating] = {}
+    for guest, (table_id, seat) in zip(guests, places, strict=True):
+        tables.setdefault(table_id, Seating(table_id)).seats[seat] = guest
+    return list(tables.values())
+
+
+async def host_table(
+    client: StackClient,
+    guests: Sequence[Guest],
+    rules: common_pb2.RuleSet,
+    *,
+    bots: Sequence[int] = (),
+    bot_level: int = common_pb2.BOT_LEVEL_EASY,
+) -> Seating:
+    """The first guest hosts a public table (``bots`` seats for the table's bots, started once
+    full); the others join it by id. Seats: the host 0, then the lowest free ones."""
+    host, *others = guests
+    hosted = await client.rpc(
+        lambda c: c.lobby.HostTable,
+        lobby_pb2.HostTableRequest(
+            request_id=uuid.uuid4().hex,
+            rules=rules,
+            visibility=common_pb2.TABLE_VISIBILITY_PUBLIC,
+            host_seat=0,
+            bots=[lobby_pb2.BotSeat(seat=seat, level=bot_level) for seat in bots],  # type: ignore[arg-type]
+            start_when_full=True,
+        ),
+        host.auth,
+        name="HostTable",
+    )
+    seating = Seating(hosted.table.table_id, {hosted.seat: host})
+    for guest in others:
+        joined = await client.rpc(
+            lambda c: c.lobby.JoinTable,
+            lobby_pb2.JoinTableRequest(request_id=uuid.uuid4().hex, table_id=seating.table_id),
+            guest.auth,
+            name="JoinTable",
+        )
+        seating.seats[joined.seat] = guest
+    return seating
+
+
+# --------------------------------------------------------------------------------------------
+# Deciding and playing
+
+
+def bot_service_decider(client: StackClient, level: int = common_pb2.BOT_LEVEL_EASY) -> Decider:
+    """Decisions from BotService.NextStep (seeded by the state version), as table_bench."""
+
+    async def decide(view: common_pb2.SeatView) -> list[common_pb2.Action]:
+        step = await client.rpc(
+            lambda c: c.bot.NextStep,
+            bot_pb2.NextStepRequest(
+                view=view,
+                phase=view.phase,
+                level=level,  # type: ignore[arg-type]
+                seed=view.state_version,
+            ),
+            client.service_auth,
+            name="NextStep",
+        )
+        return list(step.actions)
+
+    return decide
+
+
+def engine_decider() -> Decider:
+    """Decisions from the engine's random bot in this process (no service involved)."""
+    from okey101.engine.bots import fallback_decision
+    from okey101.platform import convert
+
+    async def decide(view: common_pb2.SeatView) -> list[common_pb2.Action]:
+        decision = fallback_decision(
+            convert.seat_view_from_proto(view),
+            convert.rules_from_proto(view.rules),
+            view.state_version * 4 + view.phase,
+        )
+        return [convert.action_to_proto(action) for action in decision.actions]
+
+    return decide
+
+
+class Pacer:
+    """At most ``pace`` moves a second (0: no limit), starting at a random point of the first
+    interval so tables do not move in step; a late move is not made up for by a burst."""
+
+    def __init__(self, pace: float) -> None:
+        self.interval = 1.0 / pace if pace > 0 else 0.0
+        self.next_at = time.monotonic() + random.random() * self.interval
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        now = time.monotonic()
+        if self.next_at > now:
+            await asyncio.sleep(self.next_at - now)
+        self.next_at = max(self.next_at, time.monotonic()) + self.interval
+
+
+@dataclass
+class Play:
+    """How ``drive`` plays."""
+
+    decide: Decider
+    pace: float = 0.0
+    #: Seconds between looks while it is not one of our seats' turn.
+    poll_seconds: float = 0.02
+    #: Stop after this many moves of ours (None: play the match to its end).
+    max_moves: int | None = None
+    #: How long a call is retried while its service cannot be reached.
+    retry_seconds: float = 90.0
+    #: Stop once the view after one of our moves satisfies this (None: never).
+    until: Callable[[common_pb2.SeatView], bool] | None = None
+
+
+async def drive(
+    client: StackClient,
+    seating: Seating,
+    play: Play,
+    stop: asyncio.Event | None = None,
+    on_move: Callable[[Seating, int], None] | None = None,
+) -> bool:
+    """Play our seats at ``seating``'s table until its match ends (True), ``stop`` is set or
+    ``play.max_moves`` are made (False)."""
+    figures = client.figures
+    stop = stop or asyncio.Event()
+    pacer = Pacer(play.pace)
+    view: common_pb2.SeatView | None = None
+    next_seat = min(seating.seats)
+    moves = 0
+    while not stop.is_set():
+        if view is None:
+            seat = next_seat if next_seat in seating.seats else min(seating.seats)
+            guest = seating.seats[seat]
+            view = (
+                await client.rpc(
+                    lambda c: c.table.GetSeatView,
+                    table_pb2.GetSeatViewRequest(table_id=seating.table_id, seat=seat),
+                    guest.auth,
+                    name="GetSeatView",
+                    retry_seconds=play.retry_seconds,
+                )
+            ).view
+        if view.phase not in ACTIVE:
+            if view.phase == common_pb2.PHASE_ENDED or not view.hand_id:
+                table = (
+                    await client.rpc(
+                        lambda c: c.table.GetTable,
+                        table_pb2.GetTableRequest(table_id=seating.table_id),
+                        seating.seats[view.seat].auth,
+                        name="GetTable",
+                        retry_seconds=play.retry_seconds,
+                    )
+                ).table
+                if table.state in ENDED_TABLE:
+                    return True
+            view = None
+            await asyncio.sleep(play.poll_seconds)
+            continue
+        if view.turn != view.seat:
+            next_seat = view.turn
+            if view.turn not in seating.seats:  # the table's bot moves: look again soon
+                await asyncio.sleep(play.poll_seconds)
+            view = None
+            continue
+        await pacer.wait()
+        if stop.is_set():
+            break
+        seat = view.seat
+        actions = await play.decide(view)
+        request = table_pb2.ActRequest(
+            request_id=uuid.uuid4().hex,
+            table_id=seating.table_id,
+            seat=seat,
+            actions=actions,
+            expected_state_version=view.state_version,
+        )
+        began = time.perf_counter()
+        try:
+            answer = await client.rpc(
+                lambda c: c.table.Act,
+                request,
+                seating.seats[seat].auth,
+                name="Act",
+                retry_seconds=play.retry_seconds,
+            )
+        except grpc.aio.AioRpcError as error:
+            if error.code() not in GAME_ANSWERS:
+                await asyncio.sleep(play.poll_seconds)
+            view = None
+            continue
+        if figures.recording:
+            figures.latencies.append((time.perf_counter() - began) * 1000)
+            figures.moves += 1
+        moves += 1
+        if on_move is not None:
+            on_move(seating, seat)
+        if play.max_moves is not None and moves >= play.max_moves:
+            return False
+        view = answer.view
+        if play.until is not None and play.until(view):
+            return False
+        if view.phase not in ACTIVE or view.turn != seat:
+            next_seat = view.turn
+            view = None
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# What was finished, and what scoring has
+
+
+@dataclass
+class TableLog:
+    """A table's whole event log as WatchTable gives it, and what it says."""
+
+    table: common_pb2.Table
+    sequences: list[int]
+    #: Hand ids of the HAND_ENDED events, in order, and when each was written (epoch seconds).
+    ended_hands: list[str]
+    ended_times: list[float]
+    match_ended: bool
+    #: The events themselves, when asked for.
+    events: list[common_pb2.Event] = field(default_factory=list)
+
+    @property
+    def gap_free(self) -> bool:
+        return self.sequences == list(range(1, len(self.sequences) + 1))
+
+
+async def table_log(
+    client: StackClient, table_id: str, *, timeout: float = 60.0, keep: bool = False
+) -> TableLog:
+    """Every event of the table so far (service token: everyone's copy), from sequence 1;
+    ``keep``: with the events themselves."""
+    table = (
+        await client.rpc(
+            lambda c: c.table.GetTable,
+            table_pb2.GetTableRequest(table_id=table_id),
+            client.service_auth,
+            name="GetTable",
+        )
+    ).table
+    sequences: list[int] = []
+    ended: list[str] = []
+    times: list[float] = []
+    kept: list[common_pb2.Event] = []
+    match_ended = False
+    if table.last_sequence:
+        call = client.table.WatchTable(
+            table_pb2.WatchTableRequest(table_id=table_id, after_sequence=0),
+            metadata=client.service_metadata,
+            timeout=timeout,
+        )
+        try:
+            async for item in call:
+                if not item.HasField("event"):
+                    continue
+                event = item.event
+                sequences.append(event.sequence)
+                if keep:
+                    kept.append(event)
+                if event.kind == common_pb2.EVENT_KIND_HAND_ENDED:
+                    ended.append(event.hand_id)
+                    times.append(event.time.ToMicroseconds() / 1e6)
+                elif event.kind == common_pb2.EVENT_KIND_MATCH_ENDED:
+                    match_ended = True
+                if event.sequence >= table.last_sequence:
+                    break
+        finally:
+            call.cancel()
+    return TableLog(table, sequences, ended, times, match_ended, kept)
+
+
+async def scored_hands(client: StackClient, match_id: str) -> tuple[list[str], bool]:
+    """The hand ids on a match's score sheet (every page), and whether the match is recorded
+    as ended; ([], False) while scoring has nothing of it."""
+    hands: list[str] = []
+    token = ""
+    ended = False
+    while True:
+        try:
+            answer = await client.rpc(
+                lambda c: c.scoring.GetScoreSheet,
+                scoring_pb2.GetScoreSheetRequest(
+                    match_id=match_id, page_size=500, page_token=token
+                ),
+                client.service_auth,
+                name="GetScoreSheet",
+                expected=frozenset({grpc.StatusCode.NOT_FOUND}),  # not recorded yet
+            )
+        except grpc.aio.AioRpcError as error:
+            if error.code() == grpc.StatusCode.NOT_FOUND:
+                return [], False
+            raise
+        hands.extend(row.hand_id for row in answer.sheet.rows)
+        ended = answer.sheet.ended
+        token = answer.next_page_token
+        if not token:
+            return hands, ended
+
+
+@dataclass
+class Audit:
+    logs: dict[str, TableLog]
+    #: Hands ended at a table but not on their score sheet exactly once (or there but never
+    #: ended at a table), by hand id: how many times scoring has each.
+    lost: dict[str, int]
+    #: Tables whose log has a gap or a repeat.
+    gaps: list[str]
+    #: Matches ended at a table that scoring does not have as ended.
+    unrecorded_matches: list[str]
+
+    @property
+    def hands(self) -> int:
+        return sum(len(log.ended_hands) for log in self.logs.values())
+
+    @property
+    def matches(self) -> int:
+        return sum(1 for log in self.logs.values() if log.match_ended)
+
+    @property
+    def clean(self) -> bool:
+        return not (self.lost or self.gaps or self.unrecorded_matches)
+
+
+async def audit(
+    client: StackClient,
+    table_ids: Sequence[str],
+    *,
+    drain_seconds: float = 60.0,
+    concurrency: int = 8,
+) -> Audit:
+    """Read every table's log, then the score sheets until each ended hand is there exactly
+    once (the outbox has drained) or ``drain_seconds`` have passed."""
+    slots = asyncio.Semaphore(concurrency)
+
+    async def read(table_id: str) -> TableLog:
+        async with slots:
+            return await table_log(client, table_id)
+
+    logs = dict(zip(table_ids, await asyncio.gather(*(read(t) for t in table_ids)), strict=True))
+    gaps = [
+        table_id
+        for table_id, log in logs.items()
+        if not log.gap_free or len(log.sequences) < log.table.last_sequence
+    ]
+    deadline = time.monotonic() + drain_seconds
+    while True:
+        lost: dict[str, int] = {}
+        unrecorded: list[str] = []
+
+        async def check(log: TableLog, lost: dict[str, int], unrecorded: list[str]) -> None:
+            if not log.ended_hands and not log.match_ended:
+                return
+            async with slots:
+                hands, ended = await scored_hands(client, log.table.match_id)
+            counts = collections.Counter(hands)
+            for hand_id in set(log.ended_hands) | set(counts):
+                if counts[hand_id] != 1 or hand_id not in log.ended_hands:
+                    lost[hand_id] = counts[hand_id]
+            if log.match_ended and not ended:
+                unrecorded.append(log.table.match_id)
+
+        await asyncio.gather(*(check(log, lost, unrecorded) for log in logs.values()))
+        if (not lost and not unrecorded) or time.monotonic() > deadline:
+            return Audit(logs, lost, gaps, unrecorded)
+        await asyncio.sleep(0.5)
+
+
+# --------------------------------------------------------------------------------------------
+# Processes
+
+
+def peak_rss_mb(pid: int) -> float | None:
+    """A process's peak resident memory (VmHWM) in MB, from /proc; None where unreadable."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        return None
+    return None
+
+
+def load_average() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None

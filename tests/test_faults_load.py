@@ -1,0 +1,102 @@
+"""``okey101 bench load`` and the checks the fault tests share (``okey101.bench.load_stack``).
+
+- the bench, as the command line runs it (SQLite, two tables, a few seconds): the five services
+  are processes of their own, moves are made and timed, hands end and all reach scoring, and
+  the last line is the JSON the README quotes;
+- ``Pacer`` holds a table to its pace;
+- the audit is not a formality: a hand scoring does not have (deleted from its database after
+  the fact) is reported lost, and so is a match scoring does not have as ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_faults import SERVICES, client_for, play, rules
+
+from okey101.bench.load_stack import (
+    Pacer,
+    audit,
+    drive,
+    host_table,
+    login_guests,
+    stack_environment,
+)
+from okey101.client.stack import LocalStack, local_stack
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_bench_load_plays_the_whole_stack_and_reports_its_figures() -> None:
+    command = [sys.executable, "-m", "okey101.cli", "bench", "load", "--tables", "2"]
+    command += ["--minutes", "0.3", "--sqlite", "--json"]
+    result = subprocess.run(
+        command,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, "OKEY_LOG_LEVEL": "warning"},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    assert figures["database"] == "sqlite" and figures["tables"] == 2
+    assert figures["moves"] > 20 and figures["moves_per_second"] > 0
+    assert 0 < figures["p50_ms"] <= figures["p99_ms"] <= figures["max_ms"]
+    assert figures["errors"] == 0, figures["error_samples"]
+    assert figures["hands_completed"] >= 1
+    assert figures["lost_hands"] == 0 and figures["sequence_gaps"] == 0
+    assert figures["tables_played"] >= 2
+    assert set(figures["peak_rss_mb"]) == set(SERVICES)
+    assert all(mb > 10 for mb in figures["peak_rss_mb"].values())
+    assert figures["cpu_percent"]["table"] > 0
+
+
+def test_a_pacer_holds_a_table_to_its_pace() -> None:
+    async def moves(pace: float, seconds: float) -> int:
+        pacer = Pacer(pace)
+        count = 0
+        stop = time.monotonic() + seconds
+        while True:
+            await pacer.wait()
+            if time.monotonic() >= stop:
+                return count
+            count += 1
+
+    assert 3 <= asyncio.run(moves(10, 0.5)) <= 6
+    assert asyncio.run(moves(0, 0.05)) > 100  # no pace: no waiting
+
+
+@pytest.mark.slow
+def test_the_audit_reports_a_hand_and_a_match_scoring_does_not_have(tmp_path: Path) -> None:
+    async def scenario(stack: LocalStack) -> None:
+        client = client_for(stack)
+        guests = await login_guests(client, 4)
+        seating = await host_table(client, guests, rules(1))
+        assert await asyncio.wait_for(drive(client, seating, play()), 120)
+        clean = await audit(client, [seating.table_id], drain_seconds=60)
+        assert clean.clean and clean.hands == 1 and clean.matches == 1
+        (hand_id,) = clean.logs[seating.table_id].ended_hands
+        with sqlite3.connect(tmp_path / "scoring.db") as db:
+            db.execute("PRAGMA foreign_keys=OFF")
+            for table in ("scoring_hand_seats", "scoring_hands"):
+                db.execute(f"DELETE FROM {table} WHERE hand_id = ?", (hand_id,))
+            db.execute("UPDATE scoring_matches SET ended = 0")
+        lost = await audit(client, [seating.table_id], drain_seconds=1)
+        await client.close()
+        assert lost.lost == {hand_id: 0}
+        assert lost.unrecorded_matches == [clean.logs[seating.table_id].table.match_id]
+        assert not lost.clean
+
+    with local_stack(tmp_path, services=SERVICES, env=stack_environment()) as stack:
+        asyncio.run(scenario(stack))
