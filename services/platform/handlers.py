@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeAlias
 
 import grpc
 import grpc.aio
+from google.protobuf.message import DecodeError
 
 # Strings: neither class is subscriptable at run time, only in the type stubs.
 Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
@@ -71,9 +72,43 @@ async def stream_responses(
         yield item
 
 
+class MalformedRequest:
+    """What a wrapped handler is given for request bytes that do not decode as its message.
+
+    gRPC would end such a call UNKNOWN from inside its own code, before any interceptor could
+    answer; instead the behaviour gets this, and the platform's interceptor refuses it as
+    INVALID_ARGUMENT (MALFORMED_REQUEST).
+    """
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        #: The request message's full name.
+        self.message = message
+
+
+def tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    """``deserializer``, answering ``MalformedRequest`` for bytes it cannot decode."""
+    if deserializer is None or getattr(deserializer, "tolerant", False):
+        return deserializer
+    name = getattr(getattr(deserializer, "__self__", None), "DESCRIPTOR", None)
+    message = name.full_name if name is not None else "request"
+
+    def parse(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except DecodeError:
+            return MalformedRequest(message)
+
+    parse.tolerant = True  # type: ignore[attr-defined]
+    return parse
+
+
 def wrap(handler: Handler, unary: UnaryAround, stream: StreamAround) -> Handler:
-    """A handler of ``handler``'s kind whose behaviour runs inside ``unary`` or ``stream``."""
+    """A handler of ``handler``'s kind whose behaviour runs inside ``unary`` or ``stream``;
+    its request deserializer is ``tolerant``."""
     behavior = behavior_of(handler)
+    deserializer = tolerant(handler.request_deserializer)
     if handler.response_streaming:
 
         async def streaming(request: Any, context: Context) -> AsyncIterator[Any]:
@@ -87,7 +122,7 @@ def wrap(handler: Handler, unary: UnaryAround, stream: StreamAround) -> Handler:
             if handler.request_streaming
             else grpc.unary_stream_rpc_method_handler
         )
-        return make(streaming, handler.request_deserializer, handler.response_serializer)
+        return make(streaming, deserializer, handler.response_serializer)
 
     async def single(request: Any, context: Context) -> Any:
         return await unary(lambda: call_unary(behavior, request, context), request, context)
@@ -97,7 +132,7 @@ def wrap(handler: Handler, unary: UnaryAround, stream: StreamAround) -> Handler:
         if handler.request_streaming
         else grpc.unary_unary_rpc_method_handler
     )
-    return make(single, handler.request_deserializer, handler.response_serializer)
+    return make(single, deserializer, handler.response_serializer)
 
 
 class WrapCache:

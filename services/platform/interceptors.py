@@ -10,6 +10,8 @@ For each call:
   too; health checks at debug level). Nothing else of the request is read: never a rack;
 - an ``OkeyError`` escaping the handler ends the call with its mapped status (``errors``); any
   other exception is INTERNAL with a generic sentence, its traceback logged, never sent;
+- request bytes that do not decode as the method's message are INVALID_ARGUMENT
+  (``MALFORMED_REQUEST``) before any handler runs (gRPC's own answer would be UNKNOWN);
 - streams (server and bidi) still open when the server drains are ended with UNAVAILABLE and
   ``SERVER_SHUTTING_DOWN``, telling clients to reconnect (to another pod).
 """
@@ -29,8 +31,22 @@ import structlog
 
 from okey101.engine.errors import OkeyError
 from okey101.platform import metrics
-from okey101.platform.errors import Internal, Unavailable, abort_with, request_language
-from okey101.platform.handlers import Context, Handler, WrapCache, rpc_type, split_method, wrap
+from okey101.platform.errors import (
+    Internal,
+    PlatformError,
+    Unavailable,
+    abort_with,
+    request_language,
+)
+from okey101.platform.handlers import (
+    Context,
+    Handler,
+    MalformedRequest,
+    WrapCache,
+    rpc_type,
+    split_method,
+    wrap,
+)
 from okey101.platform.logs import ids_of
 
 HEALTH_SERVICE: Final = "grpc.health.v1.Health"
@@ -129,10 +145,10 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
             started.inc()
             _bind_ids(request)
             code: grpc.StatusCode | None = None
-            if self._drain.closing:
+            if self._drain.closing or isinstance(request, MalformedRequest):
                 language = request_language(request, context.invocation_metadata())
                 try:
-                    await abort_with(context, Unavailable("SERVER_SHUTTING_DOWN"), language)
+                    await abort_with(context, _refusal_before(request), language)
                 finally:
                     finish(context, began, code)
             self._drain.started()
@@ -155,6 +171,9 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
             _bind_ids(request)
             code: grpc.StatusCode | None = None
             try:
+                if isinstance(request, MalformedRequest):
+                    language = request_language(request, context.invocation_metadata())
+                    await abort_with(context, _refusal_before(request), language)
                 async for item in self._until_drained(responses):
                     yield item
                     sent.inc()
@@ -211,6 +230,14 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
             await abort_with(context, exc, language)
         self._log.error("unexpected exception in a handler", method=method, exc_info=exc)
         await abort_with(context, Internal("INTERNAL"), language)
+
+
+def _refusal_before(request: Any) -> OkeyError:
+    """Why a call is refused before its handler runs: bytes that are not its request message
+    (INVALID_ARGUMENT), else the server is draining."""
+    if isinstance(request, MalformedRequest):
+        return PlatformError("MALFORMED_REQUEST", message=request.message)
+    return Unavailable("SERVER_SHUTTING_DOWN")
 
 
 def _cancelled_code(context: Context) -> grpc.StatusCode:

@@ -64,6 +64,10 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "tr": "Çok fazla istek; biraz bekleyip tekrar deneyin.",
     },
     # Serving.
+    "MALFORMED_REQUEST": {
+        "en": "The request could not be read: it is not a valid {message} message.",
+        "tr": "İstek okunamadı: geçerli bir {message} mesajı değil.",
+    },
     "SERVER_SHUTTING_DOWN": {
         "en": "This server is restarting: reconnect and carry on where you left off.",
         "tr": "Bu sunucu yeniden başlıyor: yeniden bağlanın ve kaldığınız yerden devam edin.",
