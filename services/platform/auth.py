@@ -39,7 +39,13 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from okey101.platform.config import ConfigError, Settings
-from okey101.platform.errors import PermissionDenied, Unauthenticated, abort_with
+from okey101.platform.errors import (
+    Language,
+    PermissionDenied,
+    Unauthenticated,
+    abort_with,
+    request_language,
+)
 from okey101.platform.handlers import Context, Handler, WrapCache, wrap
 from okey101.platform.logs import get_logger
 
@@ -473,37 +479,48 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
         if accepts is None:
             _log.error("method declares no access: every call to it is refused", method=method)
 
-        async def admit(context: Context) -> None:
+        async def admit(request: Any, context: Context) -> None:
+            # Refusals are told in the request's language (its locale, else accept-language).
+            language = request_language(request, context.invocation_metadata())
             if accepts is None:
-                await abort_with(context, PermissionDenied("METHOD_NOT_DECLARED", method=method))
-            claims = await self.authenticate(context, accepts)
+                await abort_with(
+                    context, PermissionDenied("METHOD_NOT_DECLARED", method=method), language
+                )
+            claims = await self.authenticate(context, accepts, language)
             _claims.set(claims)
 
-        async def unary(call_next: Callable[[], Awaitable[Any]], _: Any, context: Context) -> Any:
-            await admit(context)
+        async def unary(
+            call_next: Callable[[], Awaitable[Any]], request: Any, context: Context
+        ) -> Any:
+            await admit(request, context)
             return await call_next()
 
         async def stream(
-            responses: AsyncIterator[Any], _: Any, context: Context
+            responses: AsyncIterator[Any], request: Any, context: Context
         ) -> AsyncIterator[Any]:
-            await admit(context)
+            await admit(request, context)
             async for item in responses:
                 yield item
 
         return wrap(handler, unary, stream)
 
-    async def authenticate(self, context: Context, accepts: frozenset[Access]) -> Claims:
-        """The claims of the call's token, or the call is aborted with the reason."""
+    async def authenticate(
+        self, context: Context, accepts: frozenset[Access], language: Language | None = None
+    ) -> Claims:
+        """The claims of the call's token, or the call is aborted with the reason (in
+        ``language``, else the call's accept-language)."""
         token = bearer_token(context.invocation_metadata())
         if token is None:
-            await abort_with(context, Unauthenticated("TOKEN_MISSING"))
+            await abort_with(context, Unauthenticated("TOKEN_MISSING"), language)
         try:
             claims = await self._verifier.verify_fresh(token)
         except Unauthenticated as error:
-            await abort_with(context, error)
+            await abort_with(context, error, language)
         if claims.kind not in accepts:
             allowed = ", ".join(sorted(kind for kind in accepts if kind != "none"))
             await abort_with(
-                context, PermissionDenied("TOKEN_WRONG_KIND", kind=claims.kind, accepts=allowed)
+                context,
+                PermissionDenied("TOKEN_WRONG_KIND", kind=claims.kind, accepts=allowed),
+                language,
             )
         return claims
