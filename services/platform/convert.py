@@ -518,23 +518,23 @@ MELD_MEMORY_SIZE: Final = 4096
 
 
 class _Memory:
-    """A bounded dict whose values hold the objects their keys name by ``id`` (so no key is
+    """A bounded dict whose values hold the object their key names by ``id`` (so that no key is
     reused while its entry lives)."""
 
     def __init__(self) -> None:
-        self._entries: dict[tuple[int | bytes, ...], tuple[Any, ...]] = {}
+        self._entries: dict[tuple[int | bytes, ...], tuple[object, Any]] = {}
 
-    def get(self, key: tuple[int | bytes, ...], *owners: object) -> Any:
-        """The value stored under ``key`` with the same ``owners`` (by identity), or None."""
+    def get(self, key: tuple[int | bytes, ...], owner: object) -> Any:
+        """The value stored under ``key`` for this very ``owner``, or None."""
         known = self._entries.get(key)
-        if known is None or any(a is not b for a, b in zip(known, owners, strict=False)):
+        if known is None or known[0] is not owner:
             return None
-        return known[-1]
+        return known[1]
 
-    def put(self, key: tuple[int | bytes, ...], *owners_and_value: object) -> None:
+    def put(self, key: tuple[int | bytes, ...], owner: object, value: object) -> None:
         if len(self._entries) >= MELD_MEMORY_SIZE:
             self._entries.clear()
-        self._entries[key] = owners_and_value
+        self._entries[key] = (owner, value)
 
 
 _READ_MELDS: Final = _Memory()
