@@ -745,6 +745,10 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             seat = record.seat_of(claims.subject)
             if seat is None:
                 raise Conflict("NOT_SEATED")
+            if record.state == common_pb2.TABLE_STATE_FINISHED:
+                raise Conflict("TABLE_FINISHED")  # no hand will be dealt again
+            if record.state == common_pb2.TABLE_STATE_CLOSED:
+                raise Conflict("TABLE_CLOSED")
             seats = list(record.seats)
             seats[seat] = seats[seat].replace(deal_seed=seed)
             change = Change(
