@@ -299,6 +299,8 @@ def _up(args: argparse.Namespace) -> int:
         missing = [name for name in SERVICES if name not in names]
         if missing:
             print(f"  not built yet: {', '.join(missing)}")
+        if "lobby" in names and "table" in names:
+            print("Play in another terminal: .venv/bin/okey101 play  (okey101 play --help)")
         print("Ctrl-C stops them all.", flush=True)
         while not stopping:
             for name, child in children:
