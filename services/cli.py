@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -276,6 +277,9 @@ def _up(args: argparse.Namespace) -> int:
         print("okey101 up: no service is built yet.")
         return 0
     children: list[tuple[str, subprocess.Popen[bytes]]] = []
+    # One machine rarely has four people queueing: bots fill a quick match after 5 s, not the
+    # production default of 30 s (unless set).
+    local_env = {"OKEY_LOBBY_QUICK_MATCH_WAIT_SECONDS": "5", **os.environ}
     stopping = False
 
     def stop(_signum: int, _frame: object) -> None:
@@ -286,7 +290,9 @@ def _up(args: argparse.Namespace) -> int:
     try:
         for name in names:
             command = [sys.executable, "-m", "okey101.cli", "serve", name]
-            children.append((name, subprocess.Popen([*command, "--var-dir", args.var_dir])))
+            children.append(
+                (name, subprocess.Popen([*command, "--var-dir", args.var_dir], env=local_env))
+            )
         for name, _child in children:
             port, _metrics = SERVICE_PORTS[name]
             wait_serving_sync(f"127.0.0.1:{port}", timeout=60)

@@ -482,6 +482,10 @@ def test_seats_are_their_players_own_and_turns_are_kept(tmp_path: Path) -> None:
             views = [await view_of(stack, table_id, p, s) for s, p in enumerate(PLAYERS)]
             starter = next(v.seat for v in views if my_turn(v))
             other = (starter + 1) % 4
+            # oyna leaves the turn time to the table: its default (60 s) runs for the starter.
+            assert views[starter].rules.turn_seconds == 0
+            left = views[starter].turn_deadline.ToMicroseconds() / 1e6 - stack.servicer.clock()
+            assert 50 < left <= 60
             before = await get_table(stack, table_id)
             # Another player's token on the starter's seat.
             request = table_pb2.ActRequest(

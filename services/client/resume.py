@@ -34,8 +34,12 @@ from okey101.client.errors import Rejection
 #: (after_sequence, start_with_view) -> the stream's messages.
 StreamFactory = Callable[[int, bool], AsyncIterator[table_pb2.WatchTableResponse]]
 
+# INTERNAL too: a proxy in front of the table pods (ingress-nginx) ends a stream with INTERNAL
+# "Stream removed" when the pod behind it dies. Resuming is by sequence number, so a resume after
+# a real server error costs one read and misses nothing.
 RECONNECT_CODES: Final = frozenset(
     {
+        grpc.StatusCode.INTERNAL,
         grpc.StatusCode.UNAVAILABLE,
         grpc.StatusCode.DEADLINE_EXCEEDED,
         grpc.StatusCode.CANCELLED,

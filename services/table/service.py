@@ -136,6 +136,8 @@ class TableOptions:
     bot_move_seconds: float = 0.8
     #: The pause between a hand's end and the next deal (the score sheet is on screen).
     next_hand_seconds: float = 5.0
+    #: A player's turn time where the rule set leaves it to the table (turn_seconds 0); 0: none.
+    default_turn_seconds: int = 60
     #: Turns in a row a player may miss before a bot keeps the seat until they are back.
     missed_turns_before_away: int = 2
     #: How often the timer worker looks for due timers when nothing wakes it.
@@ -979,7 +981,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         """The timer for a turn that starts now, and the deadline players see (None: none)."""
         if seats[seat].automatic:
             return TimerSet("bot", now + _us(self.options.bot_move_seconds)), None
-        seconds = record.rules_message().turn_seconds
+        seconds = record.rules_message().turn_seconds or self.options.default_turn_seconds
         if seconds <= 0:
             return None, None
         deadline = now + _us(seconds)
