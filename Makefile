@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed
 PROTOS := $(wildcard protos/okey/v1/*.proto)
 GEN := build/gen
 GEN_STAMP := $(GEN)/.generated
+# The tag the stable API is checked against (make lint: buf breaking).
+API_TAG := api-v1
 
 .PHONY: help install gen run test lint typecheck unit bench clean docs k8s
 
@@ -47,6 +49,17 @@ lint: install
 	$(BIN)/ruff check services tests
 	$(BIN)/mypy -p okey101
 	$(BIN)/buf lint
+	@# The API is stable from the api-v1 tag on (its commit is also in protos/api-v1.ref, for a
+	@# clone without tags): every later change is checked against it for breaking changes.
+	@if git rev-parse -q --verify "refs/tags/$(API_TAG)^{commit}" >/dev/null 2>&1; then \
+		echo "buf breaking --against .git#tag=$(API_TAG)"; \
+		$(BIN)/buf breaking --against '.git#tag=$(API_TAG)'; \
+	elif git cat-file -e "$$(cat protos/api-v1.ref)^{commit}" 2>/dev/null; then \
+		echo "buf breaking --against .git#ref=$$(cat protos/api-v1.ref)"; \
+		$(BIN)/buf breaking --against ".git#ref=$$(cat protos/api-v1.ref)"; \
+	else \
+		echo "buf breaking: neither the $(API_TAG) tag nor its commit is in this clone (git fetch --tags)"; \
+	fi
 	$(BIN)/hadolint Dockerfile
 
 # pytest's exit 5 means it collected no tests: say so rather than fail the build.

@@ -504,3 +504,40 @@ def test_tile_ids_match_the_engine() -> None:
         assert common_pb2.Colour.Value(f"COLOUR_{colour.name}") == int(colour) + 1
     assert len(ALL_TILES) == 106
     assert [tile.id for tile in ALL_TILES if tile.is_false_joker] == [104, 105]
+
+
+def test_buf_breaking_guards_the_stable_api(tmp_path: Path) -> None:
+    """make lint checks the API against its api-v1 commit (protos/api-v1.ref): the protos as
+    they are pass, and deleting a field is caught."""
+    import shutil
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    buf = shutil.which("buf") or str(Path(sys.executable).parent / "buf")
+    ref = (root / "protos" / "api-v1.ref").read_text().strip()
+    base = tmp_path / "api-v1.binpb"
+    built = subprocess.run(
+        [buf, "build", f".git#ref={ref}", "-o", str(base)],
+        cwd=root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if built.returncode != 0 and "not a git repository" in built.stderr:
+        pytest.skip("not a git clone: the api-v1 commit cannot be read")
+    assert built.returncode == 0, built.stderr
+    copy = tmp_path / "now"
+    shutil.copytree(root / "protos", copy / "protos")
+    shutil.copy(root / "buf.yaml", copy / "buf.yaml")
+
+    def breaking() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [buf, "breaking", "--against", str(base)],
+            cwd=copy, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    assert breaking().returncode == 0, breaking().stdout
+    common = copy / "protos" / "okey" / "v1" / "common.proto"
+    text = common.read_text()
+    assert "  uint32 tournament_round = 16;\n" in text
+    common.write_text(text.replace("  uint32 tournament_round = 16;\n", ""))
+    result = breaking()
+    assert result.returncode != 0
+    assert "tournament_round" in result.stdout + result.stderr
