@@ -26,6 +26,10 @@ from okey101.platform.config import LogFormat
 #: The request fields the platform reads into the log context, when a request has them.
 ID_FIELDS = ("request_id", "table_id", "hand_id")
 
+#: Libraries whose debug lines print what the services store: aiosqlite logs every statement
+#: with its parameters (a hand's state, racks included). They log at info at most.
+QUIET_LIBRARIES = ("aiosqlite",)
+
 _LEVELS = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
@@ -80,6 +84,8 @@ def configure_logging(
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(numeric)
+    for name in QUIET_LIBRARIES:
+        logging.getLogger(name).setLevel(max(numeric, logging.INFO))
     _state["configured"] = True
 
 
