@@ -525,6 +525,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         _known("preset", [request.preset], common_pb2.RulePreset.values())
         _known("states", request.states, common_pb2.TableState.values())
         _known("visibility", [request.visibility], common_pb2.TableVisibility.values())
+        for field in ("tournament_id", "player_id"):  # filters: empty for any
+            if getattr(request, field):
+                check_id(getattr(request, field), field)
         preset = None
         if request.preset:
             preset = common_pb2.RulePreset.Name(request.preset).removeprefix("RULE_PRESET_").lower()
