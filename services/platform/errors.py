@@ -30,6 +30,11 @@ from okey101.engine.errors import InvalidInput, OkeyError, ParamValue, RuleViola
 from okey101.platform.messages import render
 
 DOMAIN: Final = "okey101"
+#: The longest an ErrorInfo parameter and a sentence may be. An error that quotes its input (a
+#: bad value, a list) stays far below the 8 KiB of headers a gRPC client accepts; beyond it the
+#: client would see RESOURCE_EXHAUSTED instead of the error.
+PARAM_LIMIT: Final = 200
+SENTENCE_LIMIT: Final = 1000
 Language = Literal["en", "tr"]
 LOCALES: Final[Mapping[Language, str]] = {"en": "en-US", "tr": "tr-TR"}
 
@@ -166,8 +171,9 @@ def language_of(metadata: Iterable[tuple[str, str | bytes]] | None) -> Language:
 
 
 def rich_status(error: OkeyError, language: Language = "en") -> status_pb2.Status:
-    """The ``google.rpc.Status`` for ``error``: one ErrorInfo and one LocalizedMessage."""
-    sentence = error.message(language)
+    """The ``google.rpc.Status`` for ``error``: one ErrorInfo and one LocalizedMessage (its
+    sentence and parameters cut to ``SENTENCE_LIMIT`` and ``PARAM_LIMIT`` characters)."""
+    sentence = _short(error.message(language), SENTENCE_LIMIT)
     info = error_details_pb2.ErrorInfo(
         reason=error.code, domain=DOMAIN, metadata=_metadata(error.params)
     )
@@ -198,4 +204,9 @@ async def abort_with(
 
 
 def _metadata(params: Mapping[str, ParamValue]) -> dict[str, str]:
-    return {key: str(value) for key, value in params.items()}
+    return {key: _short(str(value), PARAM_LIMIT) for key, value in params.items()}
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
