@@ -19,6 +19,7 @@ from okey101.engine.rules import RuleSet
 from okey101.engine.solver import playable_faces
 from okey101.engine.tiles import ALL_TILES, Okey, copies_of, parse_face
 from okey101.platform import convert
+from okey101.rules import service as rules_service
 
 PRESETS = ("oyna", "boombala", "north_sultan")
 
@@ -191,3 +192,41 @@ def test_the_meld_memories_are_bounded_and_answer_the_same_after_forgetting(
         assert convert.seat_views_to_proto(state) == (views, spectator)
     for memory in (convert._READ_MELDS, convert._MELD_BYTES, convert._VIEW_MELD_BYTES):
         assert len(memory._entries) <= 3
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_the_serialized_apply_answer_is_the_answer_built_as_messages(preset: str) -> None:
+    state = deal(RuleSet.preset(preset), 1, shuffled_deck(random.Random(501)))
+    players = [RandomPlayer(random.Random(5010 + seat)) for seat in range(4)]
+    answers = 0
+    while not state.ended:
+        steps = players[state.turn].turn(state)
+        request = rules_pb2.ApplyActionRequest(
+            state=convert.hand_state_to_proto(state),
+            seat=state.turn,
+            actions=[convert.action_to_proto(action) for action, _, _ in steps],
+        )
+        after = steps[-1][1]
+        views, spectator = convert.seat_views_to_proto(after)
+        expected = rules_pb2.ApplyActionResponse(
+            state=convert.hand_state_to_proto(after),
+            events=[
+                convert.event_to_proto(event, moved, for_seat=state.turn)
+                for _, moved, caused in steps
+                for event in caused
+            ],
+            views=views,
+            spectator_view=spectator,
+        )
+        sent = rules_service.apply_action_serialized(request, "en")
+        assert rules_pb2.ApplyActionResponse.FromString(sent) == expected
+        state = after
+        answers += 1
+    assert answers > 10
+
+
+@pytest.mark.parametrize("size", [0, 1, 126, 127, 128, 300, 16_383, 16_384, 2_100_000])
+def test_a_length_delimited_field_is_written_as_protobuf_writes_it(size: int) -> None:
+    inner = common_pb2.SeatView(table_id="x" * size).SerializeToString()
+    whole = rules_pb2.ApplyActionResponse(spectator_view=common_pb2.SeatView.FromString(inner))
+    assert rules_service._length_delimited(4, inner) == whole.SerializeToString()

@@ -994,6 +994,15 @@ def seat_views_to_proto(
     return seats, public
 
 
+def serialized_seat_views(state: HandState) -> tuple[list[bytes], bytes]:
+    """``seat_views_to_proto``, serialized: for an answer assembled from bytes (nothing is
+    parsed). Each seat's view is the face-up part's bytes followed by the seat's number and rack
+    entries: parsing concatenated messages merges them (repeated fields append)."""
+    shared = _public_view(state).SerializeToString()
+    entries = _rack_entries(state)
+    return [shared + _own_part(state, seat, entries) for seat in range(len(state.seats))], shared
+
+
 def add_seat_views(
     state: HandState,
     views: RepeatedCompositeFieldContainer[common_pb2.SeatView],
@@ -1639,6 +1648,7 @@ __all__ = [
     "seat_view_from_proto",
     "seat_view_to_proto",
     "seat_views_to_proto",
+    "serialized_seat_views",
     "table_meld_to_proto",
     "tile_from_id",
     "tile_to_proto",

@@ -16,6 +16,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, TypeVar
 
+import grpc
 import grpc.aio
 from okey.v1 import common_pb2, rules_pb2, rules_pb2_grpc
 
@@ -404,6 +405,16 @@ def apply_action(
 ) -> rules_pb2.ApplyActionResponse:
     """Every move converted first (malformed input before forbidden moves), then applied in
     order; an error names the move (``action_index``) and nothing is applied."""
+    return rules_pb2.ApplyActionResponse.FromString(apply_action_serialized(request, language))
+
+
+def apply_action_serialized(request: rules_pb2.ApplyActionRequest, language: Language) -> bytes:
+    """``apply_action``'s answer, serialized: what the servicer sends.
+
+    The answer is assembled from serialized parts (the state, each event, each view) rather
+    than built as one message that gRPC then serializes: the views share their face-up part
+    (``convert.serialized_seat_views``), and a message would parse it back five times.
+    """
     state = convert.hand_state_from_proto(request.state)
     if not request.actions:
         raise InvalidInput("EMPTY_MOVE", field="actions")
@@ -414,19 +425,51 @@ def apply_action(
         except OkeyError as error:
             raise _at_action(error, index) from None
     seat = request.seat
-    events: list[common_pb2.Event] = []
+    events: list[bytes] = []
     for index, action in enumerate(actions):
         try:
             state, caused = apply(state, seat, action)
         except OkeyError as error:
             raise _at_action(error, index) from None
         # The acting seat's copy: its private tiles included (see ApplyActionResponse.events).
-        events.extend(convert.event_to_proto(event, state, for_seat=seat) for event in caused)
-    # Written into the response in place: a finished message passed to it would be copied.
-    response = rules_pb2.ApplyActionResponse(events=events)
-    convert.fill_hand_state(response.state, state)
-    convert.add_seat_views(state, response.views, response.spectator_view)
-    return response
+        events.extend(
+            convert.event_to_proto(event, state, for_seat=seat).SerializeToString()
+            for event in caused
+        )
+    written = common_pb2.HandState()
+    convert.fill_hand_state(written, state)
+    views, spectator = convert.serialized_seat_views(state)
+    return b"".join(
+        [
+            _length_delimited(_ANSWER_STATE, written.SerializeToString()),
+            *(_length_delimited(_ANSWER_EVENTS, event) for event in events),
+            *(_length_delimited(_ANSWER_VIEWS, seat_view) for seat_view in views),
+            _length_delimited(_ANSWER_SPECTATOR, spectator),
+        ]
+    )
+
+
+_ANSWER_FIELDS: Final = rules_pb2.ApplyActionResponse.DESCRIPTOR.fields_by_name
+_ANSWER_STATE: Final[int] = _ANSWER_FIELDS["state"].number
+_ANSWER_EVENTS: Final[int] = _ANSWER_FIELDS["events"].number
+_ANSWER_VIEWS: Final[int] = _ANSWER_FIELDS["views"].number
+_ANSWER_SPECTATOR: Final[int] = _ANSWER_FIELDS["spectator_view"].number
+
+
+def _length_delimited(number: int, payload: bytes) -> bytes:
+    """Field ``number`` holding ``payload`` (a message, serialized) as protobuf's wire format
+    writes it: the key (field number, wire type 2), the length, the bytes."""
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _varint(value: int) -> bytes:
+    """A non-negative integer as a protobuf varint: 7 bits a byte, low bits first."""
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def view_hand(request: rules_pb2.ViewHandRequest, language: Language) -> rules_pb2.ViewHandResponse:
@@ -518,7 +561,8 @@ def _rpc(compute: Callable[[_Q, Language], _R]) -> Method[_Q, _R]:
 
 
 class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
-    """okey.v1.RulesService: each call runs its pure function above."""
+    """okey.v1.RulesService: each call runs its pure function above (ApplyAction's answer
+    already serialized: see ``register``)."""
 
     ResolveRuleSet = _rpc(resolve_rule_set)
     ValidateMelds = _rpc(validate_melds)
@@ -526,14 +570,40 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     BestOpening = _rpc(best_opening_of)
     PlayableTiles = _rpc(playable_tiles)
     DealHand = _rpc(deal_hand)
-    ApplyAction = _rpc(apply_action)
+    ApplyAction = _rpc(apply_action_serialized)
     ViewHand = _rpc(view_hand)
     ScoreHand = _rpc(score_hand)
 
 
+#: The calls whose servicer method answers with the response already serialized.
+SERIALIZED_ANSWERS: Final = frozenset({"ApplyAction"})
+
+
+def _as_sent(answer: bytes) -> bytes:
+    return answer
+
+
 def register(server: grpc.aio.Server) -> list[str]:
-    """Add RulesService to ``server``; its full service name, for health and reflection."""
-    rules_pb2_grpc.add_RulesServiceServicer_to_server(RulesServicer(), server)
+    """Add RulesService to ``server``; its full service name, for health and reflection.
+
+    As the generated ``add_RulesServiceServicer_to_server`` does, with one difference: the
+    answers of ``SERIALIZED_ANSWERS`` are sent as the servicer wrote them.
+    """
+    servicer = RulesServicer()
+    service = rules_pb2.DESCRIPTOR.services_by_name["RulesService"]
+    handlers = {}
+    for method in service.methods:
+        request_type = getattr(rules_pb2, method.input_type.name)
+        response_type = getattr(rules_pb2, method.output_type.name)
+        handlers[method.name] = grpc.unary_unary_rpc_method_handler(
+            getattr(servicer, method.name),
+            request_deserializer=request_type.FromString,
+            response_serializer=(
+                _as_sent if method.name in SERIALIZED_ANSWERS else response_type.SerializeToString
+            ),
+        )
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+    server.add_registered_method_handlers(SERVICE_NAME, handlers)
     return [SERVICE_NAME]
 
 
