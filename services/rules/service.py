@@ -456,6 +456,10 @@ _ANSWER_VIEWS: Final[int] = _ANSWER_FIELDS["views"].number
 _ANSWER_SPECTATOR: Final[int] = _ANSWER_FIELDS["spectator_view"].number
 
 
+# Every one-byte varint (the answer's keys, and many lengths), made once.
+_SMALL_VARINTS: Final = tuple(bytes((value,)) for value in range(0x80))
+
+
 def _length_delimited(number: int, payload: bytes) -> bytes:
     """Field ``number`` holding ``payload`` (a message, serialized) as protobuf's wire format
     writes it: the key (field number, wire type 2), the length, the bytes."""
@@ -464,6 +468,8 @@ def _length_delimited(number: int, payload: bytes) -> bytes:
 
 def _varint(value: int) -> bytes:
     """A non-negative integer as a protobuf varint: 7 bits a byte, low bits first."""
+    if value < 0x80:
+        return _SMALL_VARINTS[value]
     out = bytearray()
     while value > 0x7F:
         out.append(value & 0x7F | 0x80)
