@@ -10,7 +10,7 @@ GEN_STAMP := $(GEN)/.generated
 # The tag the stable API is checked against (make lint: buf breaking).
 API_TAG := api-v1
 
-.PHONY: help install gen run test lint typecheck unit bench clean docs k8s
+.PHONY: help install gen run test lint typecheck unit bench clean docs k8s soak
 
 help:
 	@echo "make run    set up and start the stack (services arrive issue by issue)"
@@ -18,6 +18,7 @@ help:
 	@echo "make lint   ruff, mypy and buf lint only"
 	@echo "make gen    generate the gRPC code from protos/ into build/gen"
 	@echo "make bench  benchmarks that print figures"
+	@echo "make soak   the long versions of the abuse tests (tests marked soak)"
 	@echo "make docs   regenerate docs/api.md from the protos' comments"
 	@echo "make k8s    render every k8s/ overlay into build/k8s/<overlay>.yaml"
 
@@ -67,6 +68,11 @@ unit: install
 	$(BIN)/pytest -n 2 -q || { status=$$?; [ $$status -eq 5 ] && echo "pytest: no tests collected" || exit $$status; }
 
 test: lint unit
+
+# The long versions of the abuse tests (tests/test_abuse*.py, marked soak): many more fuzz
+# examples per RPC and more hands scanned for leaks. make test skips them (OKEY_SOAK unset).
+soak: install
+	OKEY_SOAK=1 $(BIN)/pytest -n 2 -q -m soak
 
 run: install
 	$(BIN)/okey101 up
