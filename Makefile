@@ -18,7 +18,7 @@ help:
 	@echo "make lint   ruff, mypy and buf lint only"
 	@echo "make gen    generate the gRPC code from protos/ into build/gen"
 	@echo "make bench  benchmarks that print figures"
-	@echo "make soak   the long versions of the abuse tests (tests marked soak)"
+	@echo "make soak   the long versions of the abuse and fault tests, and a 30-minute load run"
 	@echo "make docs   regenerate docs/api.md from the protos' comments"
 	@echo "make k8s    render every k8s/ overlay into build/k8s/<overlay>.yaml"
 
@@ -71,8 +71,12 @@ test: lint unit
 
 # The long versions of the abuse tests (tests/test_abuse*.py, marked soak): many more fuzz
 # examples per RPC and more hands scanned for leaks. make test skips them (OKEY_SOAK unset).
+# Then the fault tests with longer outages and more tables (tests/test_faults.py reads
+# OKEY_SOAK), and half an hour of human-paced tables on the whole stack (bench load).
 soak: install
 	OKEY_SOAK=1 $(BIN)/pytest -n 2 -q -m soak
+	OKEY_SOAK=1 $(BIN)/pytest -n 2 -q tests/test_faults.py
+	$(BIN)/okey101 bench load --tables 100 --minutes 30 --pace 0.5 --json
 
 run: install
 	$(BIN)/okey101 up
@@ -84,6 +88,8 @@ bench: install
 	$(BIN)/okey101 bench bots --deals 2000 --candidate hard --reference normal --json
 	$(BIN)/okey101 bench bots --deals 2000 --candidate normal --reference easy --json
 	$(BIN)/okey101 bench bots --deals 2000 --candidate easy --reference random --json
+	$(BIN)/okey101 bench load --tables 20 --minutes 1 --json
+	$(BIN)/okey101 bench load --tables 100 --minutes 1 --pace 0.5 --json
 
 # The Kubernetes manifests: each overlay rendered with `kubectl kustomize` (the pinned kubectl of
 # the `k8s` extra when installed, else the machine's; .ci/run installs it where there is none).

@@ -23,8 +23,9 @@ than a stale or refused move; ``errors_by_code`` and a few ``error_samples``),
 event logs, read back with WatchTable), ``lost_hands`` (hands ended at a table that are not on
 their score sheet in scoring exactly once, checked after the outbox has had up to a minute to
 drain), ``sequence_gaps`` (tables whose event log is not numbered 1, 2, 3...), ``peak_rss_mb``
-and ``cpu_percent`` (of one core, over the measured minutes) per service from ``/proc``, and the
-load average before and after. Exit status 1 on any error or lost hand.
+and ``cpu_percent`` (of one core, over the measured minutes) per service from ``/proc``,
+``client_cpu_percent`` (this process, the players: a client that cannot keep up shows here),
+and the load average before and after. Exit status 1 on any error or lost hand.
 """
 
 from __future__ import annotations
@@ -143,12 +144,14 @@ async def _play(
         while tables.seated < count and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
         cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        client_before = time.process_time()
         figures.recording = True
         began = time.perf_counter()
         await asyncio.sleep(minutes * 60)
         elapsed = time.perf_counter() - began
         figures.recording = False
         cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        client_cpu = round((time.process_time() - client_before) / elapsed * 100, 1)
         latencies = list(figures.latencies)
         moves = figures.moves
         tables.stop.set()
@@ -183,6 +186,7 @@ async def _play(
         "tables_played": len(tables.seen),
         "peak_rss_mb": peak,
         "cpu_percent": cpu,
+        "client_cpu_percent": client_cpu,
     }
 
 
