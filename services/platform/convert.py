@@ -885,7 +885,7 @@ def event_to_proto(event: Event, state: HandState, *, for_seat: int | None) -> c
     """
     okey = state.okey
     message = common_pb2.Event(
-        kind=f"EVENT_KIND_{event.kind.upper()}",
+        kind=_EVENT_KINDS.get(event.kind) or f"EVENT_KIND_{event.kind.upper()}",
         tiles=_shared_tiles(event.tiles, okey),
     )
     if event.seat is not None:
@@ -904,6 +904,14 @@ def event_to_proto(event: Event, state: HandState, *, for_seat: int | None) -> c
         message.hand_result.CopyFrom(hand_result_to_proto(state.result, state))
         message.revealed_racks.extend(_revealed(state))
     return message
+
+
+# EventKind's number for each engine kind, so that a message is not given the value's name.
+_EVENT_KINDS: Final[Mapping[str, common_pb2.EventKind]] = {
+    value.name.removeprefix("EVENT_KIND_").lower(): getattr(common_pb2, value.name)
+    for value in common_pb2.EventKind.DESCRIPTOR.values
+    if value.number != 0
+}
 
 
 def _revealed(state: HandState) -> list[common_pb2.RevealedRack]:

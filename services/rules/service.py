@@ -555,12 +555,15 @@ _Q = TypeVar("_Q")
 Method = Callable[[Any, _Q, Context], Awaitable[_R]]
 
 
-def _rpc(compute: Callable[[_Q, Language], _R]) -> Method[_Q, _R]:
+def _rpc(compute: Callable[[_Q, Language], _R], *, sentences: bool = True) -> Method[_Q, _R]:
     """A servicer method that answers with ``compute`` in the request's language (sentences in
     validation answers); an engine error it raises is mapped by the platform, in the same
-    language."""
+    language. With ``sentences=False`` (an answer that has none) the language is not worked
+    out for every call: ``compute`` is given English, which it does not use."""
 
     async def method(self: Any, request: _Q, context: Context) -> _R:
+        if not sentences:
+            return compute(request, "en")
         return compute(request, request_language(request, context.invocation_metadata()))
 
     return method
@@ -576,7 +579,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     BestOpening = _rpc(best_opening_of)
     PlayableTiles = _rpc(playable_tiles)
     DealHand = _rpc(deal_hand)
-    ApplyAction = _rpc(apply_action_serialized)
+    ApplyAction = _rpc(apply_action_serialized, sentences=False)
     ViewHand = _rpc(view_hand)
     ScoreHand = _rpc(score_hand)
 
