@@ -262,11 +262,10 @@ class JwksVerifier:
         token call after call, and a signature check costs far more than the call itself); the
         memory is forgotten whenever the keys change.
         """
-        known = self._verified.get(token)
+        known = self._remembered(token)
         if known is not None:
-            if time.time() < known.expires_at + self._leeway:
-                return known
-            del self._verified[token]
+            return known
+        self._verified.pop(token, None)  # expired, if it was there
         kid = _kid_of(token)
         key = self._keys.get(kid) if kid is not None else None
         if key is None:
@@ -276,6 +275,13 @@ class JwksVerifier:
             del self._verified[next(iter(self._verified))]
         self._verified[token] = claims
         return claims
+
+    def _remembered(self, token: str) -> Claims | None:
+        """The claims of a token verified before that has not expired; None otherwise."""
+        known = self._verified.get(token)
+        if known is not None and time.time() < known.expires_at + self._leeway:
+            return known
+        return None
 
     async def verify_fresh(self, token: str) -> Claims:
         """``verify``, re-reading the JWKS first if the token names a key not yet known."""
@@ -427,6 +433,7 @@ class AccessPolicy:
 
 
 _claims: ContextVar[Claims | None] = ContextVar("okey101_claims", default=None)
+_NO_TOKEN: Final[frozenset[Access]] = frozenset({"none"})
 
 
 def current_claims() -> Claims | None:
@@ -470,9 +477,27 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
         if handler is None:
             return None
         method = handler_call_details.method
-        if self._policy.accepts(method) == frozenset({"none"}):
+        accepts = self._policy.accepts(method)
+        if accepts == _NO_TOKEN:
             return handler
-        return self._wrapped.get(method, handler)
+        claims = self._remembered(handler_call_details.invocation_metadata, accepts)
+        if claims is not None:
+            # Admitted here, in the call's own task (its handler sees the claims): for a token
+            # verified before, a wrapper around the call would cost more than the check itself.
+            _claims.set(claims)
+            return handler
+        return self._wrapped.get(method, handler)  # checked in the call, refused with a reason
+
+    def _remembered(
+        self, metadata: Iterable[tuple[str, str | bytes]] | None, accepts: frozenset[Access] | None
+    ) -> Claims | None:
+        """The claims of the call's token if the verifier remembers it, unexpired, and the
+        method takes its kind; None for anything else."""
+        token = bearer_token(metadata)
+        if token is None or accepts is None:
+            return None
+        claims = self._verifier._remembered(token)
+        return claims if claims is not None and claims.kind in accepts else None
 
     def _build(self, method: str, handler: Handler) -> Handler:
         accepts = self._policy.accepts(method)
