@@ -25,7 +25,9 @@ their score sheet in scoring exactly once, checked after the outbox has had up t
 drain), ``sequence_gaps`` (tables whose event log is not numbered 1, 2, 3...), ``peak_rss_mb``
 and ``cpu_percent`` (of one core, over the measured minutes) per service from ``/proc``,
 ``client_cpu_percent`` (this process, the players: a client that cannot keep up shows here),
-and the load average before and after. Exit status 1 on any error or lost hand.
+``login_seconds`` and ``seating_seconds`` (logging every guest in, then until every table was
+seated: the lobby's part), and the load average before and after. Exit status 1 on any error
+or lost hand.
 """
 
 from __future__ import annotations
@@ -129,7 +131,9 @@ async def _play(
     client = StackClient(addresses, var_dir, figures)
     pids = {name: stack.services[name].process.pid for name in SERVICES}
     try:
+        login_began = time.monotonic()
         guests = await load_stack.login_guests(client, 4 * count)
+        login = round(time.monotonic() - login_began, 1)
         play = Play(decide=load_stack.bot_service_decider(client), pace=pace)
         tables = Tables(client, guests, play)
         groups = [guests[4 * index : 4 * index + 4] for index in range(count)]
@@ -139,10 +143,12 @@ async def _play(
                 players.extend(asyncio.create_task(_quick_matcher(tables, g)) for g in group)
             else:
                 players.append(asyncio.create_task(_host(tables, group)))
-        # Measured once every table is seated (or after a minute, whichever comes first).
-        deadline = time.monotonic() + 60
+        # Measured once every table is seated (or after three minutes, whichever is first).
+        seating_began = time.monotonic()
+        deadline = seating_began + 180
         while tables.seated < count and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
+        seating = round(time.monotonic() - seating_began, 1)
         cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
         client_before = time.process_time()
         figures.recording = True
@@ -184,6 +190,8 @@ async def _play(
         "unrecorded_matches": len(checked.unrecorded_matches),
         "sequence_gaps": len(checked.gaps),
         "tables_played": len(tables.seen),
+        "login_seconds": login,
+        "seating_seconds": seating,
         "peak_rss_mb": peak,
         "cpu_percent": cpu,
         "client_cpu_percent": client_cpu,

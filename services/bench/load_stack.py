@@ -314,10 +314,11 @@ async def quick_match(
     guest: Guest,
     preset: int = common_pb2.RULE_PRESET_OYNA,
     *,
-    poll_seconds: float = 0.25,
-    timeout: float = 180.0,
+    poll_seconds: float = 1.0,
+    timeout: float = 300.0,
 ) -> tuple[str, int]:
-    """JoinQuickMatch, then GetQuickMatchStatus until matched: (table id, seat)."""
+    """JoinQuickMatch, then GetQuickMatchStatus about once a second (as the API asks) until
+    matched: (table id, seat)."""
     joined = await client.rpc(
         lambda c: c.lobby.JoinQuickMatch,
         lobby_pb2.JoinQuickMatchRequest(request_id=uuid.uuid4().hex, preset=preset),  # type: ignore[arg-type]
