@@ -495,18 +495,34 @@ class World:
             )
         return [read.SerializeToString(deterministic=True) for read in reads]
 
-    def settle(self, service: str, *, quiet: float = 0.2, limit: float = 60.0) -> dict[str, Any]:
-        """Wait until nothing changes for ``quiet`` seconds (bots playing out a table someone
-        started, the outbox, the lobby's workers); the state then."""
+    def settle(self, service: str, *, limit: float = 90.0) -> dict[str, Any]:
+        """Wait until background work has stopped (bots playing out a table someone started,
+        the outbox, the lobby's matchmaker and tournament driver) and nothing changes for a
+        while; the state then. The table's timers and outbox say whether it is still at work;
+        the lobby's workers tick every half second, so a quiet lobby is one that stayed the
+        same for longer than that."""
+        quiet = 0.6 if service == "lobby" else 0.2
         ends = time.monotonic() + limit
         state = self.snapshot(service)
         while time.monotonic() < ends:
             time.sleep(quiet)
+            if self.background.run(self._table_at_work()):
+                state = self.snapshot(service)
+                continue
             again = self.snapshot(service)
             if again == state:
                 return state
             state = again
         raise AssertionError(f"{service}: the state kept changing for {limit} s")
+
+    async def _table_at_work(self) -> bool:
+        """A timer is due (a bot's step, a deal; the clock stands still, so nothing else falls
+        due) or a finished hand waits in the outbox."""
+        store = self.stack.servicer.store
+        now = self.stack.servicer.now_us()
+        due = await store.next_due_us()
+        _, backlog, _ = await store.figures(now, 60_000_000)
+        return (due is not None and due <= now) or backlog > 0
 
     # -- what the tests aim at -----------------------------------------------------------------
 
