@@ -846,3 +846,30 @@ def test_every_code_the_table_raises_has_a_sentence() -> None:
     for code in codes:
         for language in ("en", "tr"):
             assert errors.render(code, language, {}) != code, (code, language)
+
+
+def test_players_sitting_at_once_each_get_a_seat_of_their_own(
+    table_url: str, tmp_path: Path
+) -> None:
+    """Presence changes do not move state_version, so they are guarded by the sequence number:
+    four players sitting at the same moment all keep the seat they were given."""
+
+    async def scenario() -> None:
+        async with running_stack(tmp_path, table_url) as stack:
+            table = await create_table(stack, one_hand_rules())
+            stub = stack.table_stub()
+            answers = await asyncio.gather(
+                *(
+                    stub.Sit(
+                        table_pb2.SitRequest(request_id=f"sit-{p}", table_id=table.table_id),
+                        metadata=stack.player_auth(p),
+                    )
+                    for p in PLAYERS
+                )
+            )
+            assert sorted(answer.seat for answer in answers) == [0, 1, 2, 3]
+            seated = await get_table(stack, table.table_id)
+            assert {s.player_id for s in seated.seats} == set(PLAYERS)
+            assert seated.last_sequence == 4
+
+    run(scenario())

@@ -602,7 +602,12 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         own = record.seat_of(player_id)
         now = self.now_us()
         change = Change(
-            record.table_id, record.state_version, game=False, now_us=now, keep_timer=True
+            record.table_id,
+            record.state_version,
+            game=False,
+            now_us=now,
+            keep_timer=True,
+            expected_sequence=record.last_sequence,
         )
         if own is not None:
             if requested is not None and requested != own:
@@ -701,7 +706,12 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             seats = list(record.seats)
             now = self.now_us()
             change = Change(
-                record.table_id, record.state_version, game=False, now_us=now, keep_timer=True
+                record.table_id,
+                record.state_version,
+                game=False,
+                now_us=now,
+                keep_timer=True,
+                expected_sequence=record.last_sequence,
             )
             if record.state == common_pb2.TABLE_STATE_WAITING:
                 seats[seat] = SeatRecord()
@@ -762,6 +772,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 game=False,
                 now_us=self.now_us(),
                 keep_timer=True,
+                expected_sequence=record.last_sequence,
             )
             change.updates["seats"] = seats_to_json(seats)
             response = table_pb2.SetDealSeedResponse(from_hand_number=record.hand_number + 1)
@@ -1066,18 +1077,12 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         change = Change(
             record.table_id, record.state_version, game=True, now_us=now, hand_id=record.hand_id
         )
-        seats = list(record.seats)
-        if back_from_away and (seats[seat].away or seats[seat].missed):
-            was_away = seats[seat].away and not seats[seat].left
-            seats[seat] = seats[seat].replace(away=False, left=False, missed=0)
-            if was_away:
-                change.drafts.append(
-                    _presence(common_pb2.EVENT_KIND_SEAT_BACK, seat, seats[seat], record)
-                )
-            change.updates["seats"] = seats_to_json(seats)
-        first_move_event = len(change.drafts)
+        first_move_event: EventDraft | None = None
         for event in applied.events:
-            change.drafts.append(_split_private(event, record))
+            draft = _split_private(event, record)
+            first_move_event = first_move_event or draft
+            change.drafts.append(draft)
+        assert first_move_event is not None  # every applied move causes an event
         change.moves = [
             Move(seat, action.SerializeToString(), source, first_move_event, index)
             for index, action in enumerate(actions)
@@ -1087,22 +1092,41 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 action.WhichOneof("move") or "unknown", _SOURCE_LABELS.get(source, "other")
             ).inc()
         change.updates["hand_state"] = state.SerializeToString()
-        after = dataclasses.replace(
-            record, seats=tuple(seats), hand_state=change.updates["hand_state"], _parsed={}
-        )
-        if state.phase == common_pb2.PHASE_ENDED:
+        after = dataclasses.replace(record, hand_state=change.updates["hand_state"], _parsed={})
+        ended = state.phase == common_pb2.PHASE_ENDED
+        if ended:
             after = await self._end_hand_into(change, after, state)
-        elif state.turn != before.turn or state.turn_number != before.turn_number:
-            change.timer, deadline = self._turn_timer(after, seats, state.turn, now)
-            change.updates["turn_deadline_us"] = deadline
-            change.drafts.append(
-                _turn_started(state.turn, record.hand_id, record.hand_number, deadline)
-            )
-            after = dataclasses.replace(after, turn_deadline_us=deadline)
-        elif seats[seat].automatic:
-            change.timer = TimerSet("bot", now)  # the rest of the bot's turn, at once
-        else:
-            change.keep_timer = True
+        new_turn = state.turn != before.turn or state.turn_number != before.turn_number
+
+        def finalize(current: tuple[SeatRecord, ...]) -> None:
+            # Who holds the seats now (a Leave may have raced this move): the timer of the next
+            # turn, and the mover back from away, follow the seats as they are, not as read.
+            nonlocal after
+            seats = list(current)
+            if back_from_away and (seats[seat].away or seats[seat].missed):
+                was_away = seats[seat].away and not seats[seat].left
+                seats[seat] = seats[seat].replace(away=False, left=False, missed=0)
+                if was_away:
+                    change.drafts.append(
+                        _presence(common_pb2.EVENT_KIND_SEAT_BACK, seat, seats[seat], record)
+                    )
+                change.updates["seats"] = seats_to_json(seats)
+            after = dataclasses.replace(after, seats=tuple(seats))
+            if ended:
+                return
+            if new_turn:
+                change.timer, deadline = self._turn_timer(after, seats, state.turn, now)
+                change.updates["turn_deadline_us"] = deadline
+                change.drafts.append(
+                    _turn_started(state.turn, record.hand_id, record.hand_number, deadline)
+                )
+                after = dataclasses.replace(after, turn_deadline_us=deadline)
+            elif seats[seat].automatic:
+                change.timer = TimerSet("bot", now)  # the rest of the bot's turn, at once
+            else:
+                change.keep_timer = True
+
+        change.finalize = finalize
         caller, method, request_id = answer
         views, spectator = list(applied.views), applied.spectator_view
         acting_view: list[common_pb2.SeatView] = []
@@ -1409,7 +1433,13 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         away = missed >= self.options.missed_turns_before_away
         seats[seat] = seats[seat].replace(missed=missed, away=away or seats[seat].away)
         now = self.now_us()
-        change = Change(record.table_id, record.state_version, game=False, now_us=now)
+        change = Change(
+            record.table_id,
+            record.state_version,
+            game=False,
+            now_us=now,
+            expected_sequence=record.last_sequence,
+        )
         change.drafts.append(
             EventDraft(
                 common_pb2.Event(

@@ -33,7 +33,7 @@ from okey101.platform.database import (
 )
 from okey101.table import models
 from okey101.table.errors import NotReady, Stale
-from okey101.table.records import TableRecord
+from okey101.table.records import SeatRecord, TableRecord, seats_from_json
 
 NOTIFY_CHANNEL: Final = "okey101_table_events"
 _T = TypeVar("_T")
@@ -76,8 +76,8 @@ class Move:
     seat: int
     action: bytes
     source: int
-    #: Index of the event (in the change's drafts) the move's first event is.
-    event_index: int
+    #: The draft of the first event the call caused (the move is filed under its number).
+    first_event: EventDraft
     action_index: int
 
 
@@ -93,7 +93,7 @@ class Change:
 
     table_id: str
     #: The state_version the change was computed from; None for a change that does not depend
-    #: on it (someone sits down before the match).
+    #: on it.
     expected_version: int | None
     #: A game change (deal, move, hand end) advances state_version; presence does not.
     game: bool
@@ -111,6 +111,13 @@ class Change:
     #: The table's timer: a new one, None to delete it, or unchanged when ``keep_timer``.
     timer: TimerSet | None = None
     keep_timer: bool = False
+    #: A presence change (seats) is computed from the table as of this sequence number: it
+    #: must not overwrite a presence change made since (two players sitting at once).
+    expected_sequence: int | None = None
+    #: Called in the transaction, with the seats as they are now, before anything is written:
+    #: what depends on who holds the seats (a move's next timer, a player back from away) is
+    #: decided there, so a presence change that raced the move is never undone by it.
+    finalize: Callable[[tuple[SeatRecord, ...]], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -303,13 +310,20 @@ class TableStore:
 
     async def _commit(self, session: AsyncSession, change: Change) -> Committed:
         c = models.tables.c
-        locked = select(c.state_version, c.last_sequence).where(c.table_id == change.table_id)
+        locked = select(c.state_version, c.last_sequence, c.seats).where(
+            c.table_id == change.table_id
+        )
         if self.postgres:
             locked = locked.with_for_update()
         row = (await session.execute(locked)).one()
         version, sequence = row.state_version, row.last_sequence
         if change.expected_version is not None and version != change.expected_version:
             raise Stale("STALE_VERSION", version=change.expected_version, current=version)
+        if change.expected_sequence is not None and sequence != change.expected_sequence:
+            # Only presence changes check this; they are computed again by their callers.
+            raise Stale("STALE_VERSION", version=version, current=version)
+        if change.finalize is not None:
+            change.finalize(seats_from_json(row.seats))
         if change.game:
             version += 1
         stored: list[StoredEvent] = []
@@ -363,7 +377,7 @@ class TableStore:
                 [
                     {
                         "hand_id": change.hand_id,
-                        "sequence": stored[move.event_index].sequence,
+                        "sequence": stored[_index_of(change.drafts, move.first_event)].sequence,
                         "action_index": move.action_index,
                         "seat": move.seat,
                         "action": move.action,
@@ -574,6 +588,10 @@ class TableStore:
                 .where(models.timers.c.due_us < now_us - stuck_us)
             )
         return int(live or 0), int(backlog or 0), int(stuck or 0)
+
+
+def _index_of(drafts: Sequence[EventDraft], draft: EventDraft) -> int:
+    return next(index for index, item in enumerate(drafts) if item is draft)
 
 
 def _stored(row: Any) -> StoredEvent:
