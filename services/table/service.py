@@ -193,7 +193,14 @@ def _peer_error(error: grpc.aio.AioRpcError, unavailable_code: str) -> OkeyError
     """A rules-service rejection as the same coded error here (the sentence is rendered again
     in the caller's language); an outage as UNAVAILABLE."""
     code = error.code()
-    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+    # CANCELLED too: a peer that is stopping may cancel a call that raced its shutdown. All of
+    # these are worth a retry with the same request id, so the caller gets UNAVAILABLE.
+    if code in (
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.CANCELLED,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+    ):
         return NotReady(unavailable_code)
     reason, params = "INTERNAL", {}
     status = rpc_status.from_call(error)  # type: ignore[arg-type]
@@ -1484,8 +1491,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             )
             return list(answer.actions)
         except grpc.aio.AioRpcError as error:
-            if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-                raise _peer_error(error, "BOT_UNAVAILABLE") from None
+            problem = _peer_error(error, "BOT_UNAVAILABLE")
+            if not isinstance(problem, NotReady):
+                raise problem from None
         metrics.BOT_FALLBACKS.inc()
         engine_view = convert.seat_view_from_proto(view)
         rules = convert.rules_from_proto(view.rules)
