@@ -9,16 +9,24 @@ database per stateful service on ``OKEY_TEST_DATABASE_URL``'s server (default
 Everything the players do goes through the public API (``load_stack``): ``4 * tables`` guests
 log in through the lobby (LoginGuest); half the tables are quick matches (JoinQuickMatch, then
 GetQuickMatchStatus; the oyna preset, a match to 1,000 points), half are hosted (HostTable,
-public, the three others JoinTable; oyna, two hands a match). Each table is played from outside
-by its four players: the seat's view (TableService.GetSeatView), the bot service's step
-(BotService.NextStep, level easy) and TableService.Act; with ``--pace P``, at most P moves a
-second per table (``--pace 0.5``: one move every 2 s, a person's pace), else as fast as the
-answers come. When a match ends its players find a table again the same way.
+public, the three others JoinTable; oyna, one to three hands a match by table, so that matches
+do not all end, and their players all seat themselves again, at the same moment). Each table
+is played from outside by its four players: the seat's view (TableService.GetSeatView), the
+bot service's step (BotService.NextStep, level easy) and TableService.Act; with ``--pace P``,
+at most P moves a second per table (``--pace 0.5``: one move every 2 s, a person's pace), else
+as fast as the answers come. When a match ends its players find a table again the same way.
+At a set pace the tables are seated one after another over about a hand's length (60 moves,
+at most three minutes: ``ramp_seconds``), as tables come and go in a real room, rather than
+all at once: hands that start together end together, and a few dozen hands ending and being
+dealt within the same seconds hold every move up (the README says by how much).
 
 Act is timed from the call to its answer, over ``minutes`` of play after every table has been
 seated. The last line is JSON: ``moves_per_second`` (Act calls answered per second, all
 tables), ``p50_ms``/``p99_ms``/``max_ms`` of Act, ``errors`` (failed calls of any kind other
-than a stale or refused move; ``errors_by_code`` and a few ``error_samples``),
+than a stale or refused move; ``errors_by_code`` and a few ``error_samples``), ``throttled``
+(calls a lobby or table rate limit refused, by method, which the players waited out as the API
+asks: at full speed, hosts whose one-hand matches end every few seconds host more tables than
+the lobby lets a player host in a minute),
 ``hands_completed`` and ``matches_completed`` (HAND_ENDED and MATCH_ENDED in the tables' own
 event logs, read back with WatchTable), ``lost_hands`` (hands ended at a table that are not on
 their score sheet in scoring exactly once, checked after the outbox has had up to a minute to
@@ -26,8 +34,10 @@ drain), ``sequence_gaps`` (tables whose event log is not numbered 1, 2, 3...), `
 and ``cpu_percent`` (of one core, over the measured minutes) per service from ``/proc``,
 ``client_cpu_percent`` (this process, the players: a client that cannot keep up shows here),
 ``login_seconds`` and ``seating_seconds`` (logging every guest in, then until every table was
-seated: the lobby's part), and the load average before and after. Exit status 1 on any error
-or lost hand.
+seated: the lobby's part), the load average before and after, and ``cpu_stalled_percent``:
+the share of the measured time some task on the machine waited for a processor (Linux's
+pressure stall information), which says whether the figures were taken on a busy machine.
+Exit status 1 on any error or lost hand.
 """
 
 from __future__ import annotations
@@ -49,11 +59,20 @@ from okey101.bench.rules_bench import cpu_seconds
 from okey101.bench.solver_bench import percentile
 
 SERVICES = ("rules", "bot", "scoring", "table", "lobby")
-HOSTED_RULES = common_pb2.RuleSet(
-    preset=common_pb2.RULE_PRESET_OYNA,
-    match_end=common_pb2.MATCH_END_FIXED_HANDS,
-    match_hands=2,
-)
+
+
+#: About how many moves a hand takes, and the longest the tables' start is spread over.
+HAND_MOVES = 60
+RAMP_CAP_SECONDS = 180.0
+
+
+def hosted_rules(index: int) -> common_pb2.RuleSet:
+    """oyna, one to three hands a match (by table), so that matches do not all end at once."""
+    return common_pb2.RuleSet(
+        preset=common_pb2.RULE_PRESET_OYNA,
+        match_end=common_pb2.MATCH_END_FIXED_HANDS,
+        match_hands=1 + index % 3,
+    )
 
 
 class Tables:
@@ -99,8 +118,9 @@ class Tables:
         return await load_stack.drive(self.client, seating, self.play, self.stop)
 
 
-async def _quick_matcher(tables: Tables, guest: Guest) -> None:
+async def _quick_matcher(tables: Tables, guest: Guest, delay: float) -> None:
     """One player: quick match, wait for the table's match to end, again."""
+    await asyncio.sleep(delay)
     while not tables.stop.is_set():
         try:
             table_id, _seat = await load_stack.quick_match(tables.client, guest)
@@ -111,11 +131,14 @@ async def _quick_matcher(tables: Tables, guest: Guest) -> None:
             await asyncio.sleep(1.0)
 
 
-async def _host(tables: Tables, group: list[Guest]) -> None:
+async def _host(
+    tables: Tables, group: list[Guest], rules: common_pb2.RuleSet, delay: float
+) -> None:
     """Four players: one hosts, three join; play the match; again."""
+    await asyncio.sleep(delay)
     while not tables.stop.is_set():
         try:
-            seating = await load_stack.host_table(tables.client, group, HOSTED_RULES)
+            seating = await load_stack.host_table(tables.client, group, rules)
             tables.note(seating.table_id)
             await load_stack.drive(tables.client, seating, tables.play, tables.stop)
         except Exception as error:
@@ -134,23 +157,35 @@ async def _play(
         login_began = time.monotonic()
         guests = await load_stack.login_guests(client, 4 * count)
         login = round(time.monotonic() - login_began, 1)
-        play = Play(decide=load_stack.bot_service_decider(client), pace=pace)
+        # At a person's pace, a look every quarter second while waiting (about what an app
+        # waits before it is told); at full speed, as often as the fault tests look.
+        play = Play(
+            decide=load_stack.bot_service_decider(client),
+            pace=pace,
+            poll_seconds=0.25 if pace else 0.02,
+        )
         tables = Tables(client, guests, play)
         groups = [guests[4 * index : 4 * index + 4] for index in range(count)]
+        ramp = min(RAMP_CAP_SECONDS, HAND_MOVES / pace) if pace else 0.0
         players: list[asyncio.Task[None]] = []
         for index, group in enumerate(groups):
+            delay = ramp * index / count
             if index % 2 == 0:
-                players.extend(asyncio.create_task(_quick_matcher(tables, g)) for g in group)
+                players.extend(
+                    asyncio.create_task(_quick_matcher(tables, guest, delay)) for guest in group
+                )
             else:
-                players.append(asyncio.create_task(_host(tables, group)))
-        # Measured once every table is seated (or after three minutes, whichever is first).
+                rules = hosted_rules(index // 2)
+                players.append(asyncio.create_task(_host(tables, group, rules, delay)))
+        # Measured once every table is seated (or three minutes after the last was due to be).
         seating_began = time.monotonic()
-        deadline = seating_began + 180
+        deadline = seating_began + ramp + 180
         while tables.seated < count and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
         seating = round(time.monotonic() - seating_began, 1)
         cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
         client_before = time.process_time()
+        stall_before = load_stack.cpu_stall_us()
         figures.recording = True
         began = time.perf_counter()
         await asyncio.sleep(minutes * 60)
@@ -158,6 +193,10 @@ async def _play(
         figures.recording = False
         cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
         client_cpu = round((time.process_time() - client_before) / elapsed * 100, 1)
+        stall_after = load_stack.cpu_stall_us()
+        stalled = None
+        if stall_before is not None and stall_after is not None:
+            stalled = round((stall_after - stall_before) / 1e6 / elapsed * 100, 1)
         latencies = list(figures.latencies)
         moves = figures.moves
         tables.stop.set()
@@ -184,6 +223,7 @@ async def _play(
         "errors": figures.errors,
         "errors_by_code": figures.codes(),
         "error_samples": figures.samples[:5],
+        "throttled": dict(figures.throttled),
         "hands_completed": checked.hands,
         "matches_completed": checked.matches,
         "lost_hands": len(checked.lost),
@@ -192,9 +232,11 @@ async def _play(
         "tables_played": len(tables.seen),
         "login_seconds": login,
         "seating_seconds": seating,
+        "ramp_seconds": round(ramp, 1),
         "peak_rss_mb": peak,
         "cpu_percent": cpu,
         "client_cpu_percent": client_cpu,
+        "cpu_stalled_percent": stalled,
     }
 
 

@@ -154,6 +154,9 @@ class Figures:
     #: A few failures as (method, code, reason, sentence), for a report.
     samples: list[tuple[str, str, str, str]] = field(default_factory=list)
     moves: int = 0
+    #: Calls a rate limit refused (RESOURCE_EXHAUSTED, RATE_LIMITED), by method: waited out as
+    #: the API asks, so not errors, but a load that needs them is more than players make.
+    throttled: collections.Counter[str] = field(default_factory=collections.Counter)
     #: False while the figures are not wanted (warm-up): latencies are not kept.
     recording: bool = True
 
@@ -229,20 +232,39 @@ class StackClient:
     ) -> Any:
         """``method(self)(request)``, again unchanged (same request id) after UNAVAILABLE or
         DEADLINE_EXCEEDED, for up to ``retry_seconds``; every failed attempt is counted but
-        those ending with an ``expected`` code. ``method`` picks the stub's method each time, so
-        a retry goes wherever the service is found now."""
+        those ending with an ``expected`` code. A rate limit's refusal is waited out (its
+        ``retry_after_ms``) and counted in ``Figures.throttled``. ``method`` picks the stub's
+        method each time, so a retry goes wherever the service is found now."""
         began = time.monotonic()
         delay = 0.05
         while True:
             try:
                 return await method(self)(request, metadata=await auth(), timeout=timeout)
             except grpc.aio.AioRpcError as error:
+                wait = rate_limit_wait(error)
+                if wait is not None and error.code() not in expected:
+                    self.figures.throttled[name] += 1
+                    await asyncio.sleep(wait)
+                    continue
                 if error.code() not in expected:
                     self.figures.failed(name, error)
                 if error.code() not in RETRYABLE or time.monotonic() - began > retry_seconds:
                     raise
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
+
+
+def rate_limit_wait(error: grpc.aio.AioRpcError) -> float | None:
+    """Seconds a rate limit's refusal asks the caller to wait; None for any other failure."""
+    if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return None
+    rejection = Rejection.of(error)
+    if rejection.reason != "RATE_LIMITED":
+        return None
+    try:
+        return max(0.05, int(rejection.params.get("retry_after_ms", "1000")) / 1000)
+    except ValueError:
+        return 1.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -454,7 +476,8 @@ class Play:
 
     decide: Decider
     pace: float = 0.0
-    #: Seconds between looks while it is not one of our seats' turn.
+    #: Seconds between looks while it is not one of our seats' turn (the table's bots play,
+    #: or the next hand is not dealt yet).
     poll_seconds: float = 0.02
     #: Stop after this many moves of ours (None: play the match to its end).
     max_moves: int | None = None
@@ -731,6 +754,19 @@ def peak_rss_mb(pid: int) -> float | None:
                 if line.startswith("VmHWM:"):
                     return round(int(line.split()[1]) / 1024, 1)
     except OSError:
+        return None
+    return None
+
+
+def cpu_stall_us() -> int | None:
+    """Microseconds some task has waited for a processor since boot (Linux pressure stall
+    information, /proc/pressure/cpu); None where there is none."""
+    try:
+        with open("/proc/pressure/cpu", encoding="ascii") as pressure:
+            for line in pressure:
+                if line.startswith("some"):
+                    return int(line.rsplit("total=", 1)[1])
+    except (OSError, ValueError, IndexError):
         return None
     return None
 
