@@ -34,7 +34,7 @@ from okey.v1 import common_pb2, lobby_pb2
 from sqlalchemy import and_, case, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from okey101.lobby import tournaments as bracket
 from okey101.lobby.credentials import RefreshToken, digest, new_id, new_secret, same_digest
@@ -136,16 +136,16 @@ class Once:
         return request_key(self.method, self.caller, self.request_id)
 
 
-async def recall(session: AsyncSession, once: Once, kind: type[_M]) -> _M | None:
+async def recall(session: AsyncConnection, once: Once, kind: type[_M]) -> _M | None:
     """The stored answer to ``once``, claiming its key if there is none (module docstring);
     REQUEST_ID_REUSED if it answered a different request."""
-    dialect = session.get_bind().dialect.name
+    dialect = session.dialect.name
     claimed = await session.execute(
         insert_ignoring_conflicts(requests, dialect).values(
             request_key=once.key, method=once.method, payload=None, created_us=now_us()
         )
     )
-    if claimed.rowcount == 1:  # type: ignore[attr-defined]
+    if claimed.rowcount == 1:
         return None
     payload = (
         await session.execute(select(requests.c.payload).where(requests.c.request_key == once.key))
@@ -161,7 +161,7 @@ async def recall(session: AsyncSession, once: Once, kind: type[_M]) -> _M | None
     return kind.FromString(answer)
 
 
-async def remember(session: AsyncSession, once: Once, answer: Message) -> None:
+async def remember(session: AsyncConnection, once: Once, answer: Message) -> None:
     """Store ``answer`` under ``once``'s key (claimed by ``recall`` in this transaction)."""
     payload = seal(
         once.method, once.caller, once.request_id, once.print_, answer.SerializeToString()
@@ -331,7 +331,7 @@ class LobbyRepository:
         self._refresh_us = int(refresh_seconds * US)
         self._lease_us = int(lease_seconds * US)
 
-    async def _write(self, work: Callable[[AsyncSession], Awaitable[_T]]) -> _T:
+    async def _write(self, work: Callable[[AsyncConnection], Awaitable[_T]]) -> _T:
         return await self.database.transaction(work)
 
     def _insert(self, table: Any) -> Any:
@@ -348,7 +348,7 @@ class LobbyRepository:
         start = now - now % window
         bucket = hashlib.sha256(f"{action}\0{subject}".encode()).hexdigest()
 
-        async def work(session: AsyncSession) -> int:
+        async def work(session: AsyncConnection) -> int:
             statement = (
                 self._insert(rate_limits)
                 .values(bucket=bucket, window_start_us=start, action=action, count=1)
@@ -369,7 +369,7 @@ class LobbyRepository:
     # Players and tokens
 
     async def _issue(
-        self, session: AsyncSession, player_id: str, family_id: str | None = None
+        self, session: AsyncConnection, player_id: str, family_id: str | None = None
     ) -> lobby_pb2.AuthTokens:
         now = now_us()
         refresh = RefreshToken.new()
@@ -393,7 +393,7 @@ class LobbyRepository:
         )
 
     async def _player_for_update(
-        self, session: AsyncSession, column: Any, value: str
+        self, session: AsyncConnection, column: Any, value: str
     ) -> PlayerRow | None:
         row = (
             await session.execute(select(players).where(column == value).with_for_update())
@@ -420,7 +420,7 @@ class LobbyRepository:
         """The device's guest, made on its first login (module docstring, ``service``)."""
         once = Once.of("LoginGuest", f"device:{request.device_id}", request)
 
-        async def work(session: AsyncSession) -> lobby_pb2.LoginGuestResponse:
+        async def work(session: AsyncConnection) -> lobby_pb2.LoginGuestResponse:
             guest = await self._player_for_update(session, players.c.device_id, request.device_id)
             if guest is None:
                 stored = await recall(session, once, lobby_pb2.LoginGuestResponse)
@@ -496,7 +496,7 @@ class LobbyRepository:
         caller = f"player:{guest_id}" if guest_id else f"username:{username}"
         once = Once.of("RegisterAccount", caller, request, username)
 
-        async def work(session: AsyncSession) -> lobby_pb2.RegisterAccountResponse:
+        async def work(session: AsyncConnection) -> lobby_pb2.RegisterAccountResponse:
             stored = await recall(session, once, lobby_pb2.RegisterAccountResponse)
             if stored is not None:
                 return stored
@@ -556,7 +556,7 @@ class LobbyRepository:
         password re-hashed with current parameters)."""
         once = Once.of("LoginAccount", f"username:{account.username}", request)
 
-        async def work(session: AsyncSession) -> lobby_pb2.LoginAccountResponse:
+        async def work(session: AsyncConnection) -> lobby_pb2.LoginAccountResponse:
             stored = await recall(session, once, lobby_pb2.LoginAccountResponse)
             if stored is not None:
                 return stored
@@ -575,7 +575,7 @@ class LobbyRepository:
 
         return await self._write(work)
 
-    async def _refresh_row(self, session: AsyncSession, token: str) -> Any:
+    async def _refresh_row(self, session: AsyncConnection, token: str) -> Any:
         parsed = RefreshToken.parse(token)
         if parsed is None:
             raise Unauthorized("REFRESH_TOKEN_INVALID")
@@ -590,7 +590,7 @@ class LobbyRepository:
             raise Unauthorized("REFRESH_TOKEN_INVALID")
         return row
 
-    async def _revoke(self, session: AsyncSession, *where: Any) -> int:
+    async def _revoke(self, session: AsyncConnection, *where: Any) -> int:
         result = await session.execute(
             update(refresh_tokens)
             .where(
@@ -598,7 +598,7 @@ class LobbyRepository:
             )
             .values(revoked_us=now_us())
         )
-        return int(result.rowcount)  # type: ignore[attr-defined]
+        return int(result.rowcount)
 
     async def refresh(
         self, request: lobby_pb2.RefreshTokensRequest
@@ -606,7 +606,7 @@ class LobbyRepository:
         """Rotate a refresh token; a used one revokes its family (REFRESH_TOKEN_REUSED)."""
         reused = False
 
-        async def work(session: AsyncSession) -> lobby_pb2.RefreshTokensResponse | None:
+        async def work(session: AsyncConnection) -> lobby_pb2.RefreshTokensResponse | None:
             nonlocal reused
             row = await self._refresh_row(session, request.refresh_token)
             once = Once.of("RefreshTokens", f"refresh:{row.token_id}", request)
@@ -641,7 +641,7 @@ class LobbyRepository:
     async def logout(self, request: lobby_pb2.LogoutRequest) -> lobby_pb2.LogoutResponse:
         """Revoke the token's login (its family), or every token of its player."""
 
-        async def work(session: AsyncSession) -> lobby_pb2.LogoutResponse:
+        async def work(session: AsyncConnection) -> lobby_pb2.LogoutResponse:
             row = await self._refresh_row(session, request.refresh_token)
             once = Once.of("Logout", f"refresh:{row.token_id}", request)
             stored = await recall(session, once, lobby_pb2.LogoutResponse)
@@ -681,7 +681,7 @@ class LobbyRepository:
     async def store(self, once: Once, answer: Message) -> None:
         """Keep ``answer`` for ``once`` (a retry gets it; the first stored answer wins)."""
 
-        async def work(session: AsyncSession) -> None:
+        async def work(session: AsyncConnection) -> None:
             if await recall(session, once, type(answer)) is None:
                 await remember(session, once, answer)
 
@@ -696,7 +696,7 @@ class LobbyRepository:
         *,
         source: str,
         host_player_id: str = "",
-        session: AsyncSession | None = None,
+        session: AsyncConnection | None = None,
     ) -> None:
         """Remember a table the lobby made (its invite code, where it came from)."""
         values = {
@@ -711,7 +711,7 @@ class LobbyRepository:
             "created_us": now_us(),
         }
 
-        async def work(session: AsyncSession) -> None:
+        async def work(session: AsyncConnection) -> None:
             await session.execute(
                 insert_ignoring_conflicts(tables, self.database.dialect).values(**values)
             )
@@ -743,7 +743,7 @@ class LobbyRepository:
         """The player's waiting ticket (a new one in ``preset``'s queue if none is held)."""
         once = Once.of("JoinQuickMatch", f"player:{player.player_id}", request)
 
-        async def work(session: AsyncSession) -> lobby_pb2.JoinQuickMatchResponse:
+        async def work(session: AsyncConnection) -> lobby_pb2.JoinQuickMatchResponse:
             stored = await recall(session, once, lobby_pb2.JoinQuickMatchResponse)
             if stored is not None:
                 return stored
@@ -781,7 +781,7 @@ class LobbyRepository:
             # The same player joined twice at once: the other call made the ticket.
             return await self._write(work)
 
-    async def _waiting(self, session: AsyncSession, preset: str) -> int:
+    async def _waiting(self, session: AsyncConnection, preset: str) -> int:
         return int(
             (
                 await session.execute(
@@ -808,7 +808,7 @@ class LobbyRepository:
     async def leave_queue(self, ticket_id: str, player_id: str) -> lobby_pb2.QuickMatchTicket:
         """Cancel a waiting ticket (a matched one stays matched)."""
 
-        async def work(session: AsyncSession) -> lobby_pb2.QuickMatchTicket:
+        async def work(session: AsyncConnection) -> lobby_pb2.QuickMatchTicket:
             row = (
                 await session.execute(
                     select(queue).where(queue.c.ticket_id == ticket_id).with_for_update()
@@ -845,7 +845,7 @@ class LobbyRepository:
                 if count >= bracket.SEATS or fill <= now
             ]
 
-    async def claim_group(self, session: AsyncSession, preset: str) -> list[Ticket]:
+    async def claim_group(self, session: AsyncConnection, preset: str) -> list[Ticket]:
         """The oldest waiting tickets of ``preset`` (four at most), locked for this
         transaction; tickets another pod holds are skipped (``FOR UPDATE SKIP LOCKED``)."""
         found = await session.execute(
@@ -858,7 +858,7 @@ class LobbyRepository:
         return [_ticket(row) for row in found]
 
     async def mark_matched(
-        self, session: AsyncSession, seated: Sequence[tuple[Ticket, int]], table_id: str
+        self, session: AsyncConnection, seated: Sequence[tuple[Ticket, int]], table_id: str
     ) -> None:
         now = now_us()
         for ticket, seat in seated:
@@ -876,7 +876,7 @@ class LobbyRepository:
     ) -> str:
         once = Once.of("CreateTournament", caller, request)
 
-        async def work(session: AsyncSession) -> str:
+        async def work(session: AsyncConnection) -> str:
             stored = await recall(session, once, lobby_pb2.CreateTournamentResponse)
             if stored is not None:
                 return stored.tournament.tournament_id
@@ -904,7 +904,7 @@ class LobbyRepository:
 
         return await self._write(work)
 
-    async def _tournament_for_update(self, session: AsyncSession, tournament_id: str) -> Any:
+    async def _tournament_for_update(self, session: AsyncConnection, tournament_id: str) -> Any:
         row = (
             await session.execute(
                 select(tournaments)
@@ -919,7 +919,7 @@ class LobbyRepository:
     async def register(self, tournament_id: str, player: PlayerRow) -> None:
         """Register ``player`` (again: nothing changes)."""
 
-        async def work(session: AsyncSession) -> None:
+        async def work(session: AsyncConnection) -> None:
             tournament = await self._tournament_for_update(session, tournament_id)
             known = (
                 await session.execute(
@@ -965,7 +965,7 @@ class LobbyRepository:
         """Start registration's end: round 1 is planned by whichever pod takes the lease.
         ``caller`` is the player starting it (None: a service)."""
 
-        async def work(session: AsyncSession) -> None:
+        async def work(session: AsyncConnection) -> None:
             tournament = await self._tournament_for_update(session, tournament_id)
             if caller is not None and caller != tournament.creator_player_id:
                 raise Denied("NOT_TOURNAMENT_CREATOR", tournament_id=tournament_id)
@@ -1067,7 +1067,7 @@ class LobbyRepository:
         """Take or renew the lease on ``tournament_id``: True if ``holder`` has it now."""
         now = now_us()
 
-        async def work(session: AsyncSession) -> bool:
+        async def work(session: AsyncConnection) -> bool:
             result = await session.execute(
                 update(tournament_leases)
                 .where(
@@ -1084,14 +1084,14 @@ class LobbyRepository:
                     + case((tournament_leases.c.holder == holder, 0), else_=1),
                 )
             )
-            return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+            return bool(result.rowcount == 1)
 
         return await self._write(work)
 
     async def release_leases(self, holder: str) -> None:
         """Give up every lease ``holder`` has (a graceful stop): another pod takes over now."""
 
-        async def work(session: AsyncSession) -> None:
+        async def work(session: AsyncConnection) -> None:
             await session.execute(
                 update(tournament_leases)
                 .where(tournament_leases.c.holder == holder)
@@ -1112,7 +1112,7 @@ class LobbyRepository:
             ).one_or_none()
         return None if row is None else (row.holder, row.expires_us, row.generation)
 
-    async def _fence(self, session: AsyncSession, tournament_id: str, holder: str) -> None:
+    async def _fence(self, session: AsyncConnection, tournament_id: str, holder: str) -> None:
         result = await session.execute(
             update(tournament_leases)
             .where(
@@ -1122,13 +1122,13 @@ class LobbyRepository:
             )
             .values(expires_us=now_us() + self._lease_us)
         )
-        if result.rowcount != 1:  # type: ignore[attr-defined]
+        if result.rowcount != 1:
             raise LeaseLost(tournament_id)
 
     async def plan_round(self, tournament_id: str, round_number: int, holder: str) -> None:
         """Seat round ``round_number``: its entrants (not eliminated), best first."""
 
-        async def work(session: AsyncSession) -> None:
+        async def work(session: AsyncConnection) -> None:
             await self._fence(session, tournament_id, holder)
             tournament = await self._tournament_for_update(session, tournament_id)
             if tournament.state != RUNNING or tournament.current_round != round_number:
@@ -1184,7 +1184,7 @@ class LobbyRepository:
     async def table_started(
         self, table: RoundTable, table_id: str, match_id: str, holder: str
     ) -> None:
-        async def work(session: AsyncSession) -> None:
+        async def work(session: AsyncConnection) -> None:
             await self._fence(session, table.tournament_id, holder)
             await session.execute(
                 update(tournament_tables)
@@ -1208,7 +1208,7 @@ class LobbyRepository:
     ) -> None:
         """Record a finished table's result: each player's line of the match."""
 
-        async def work(session: AsyncSession) -> None:
+        async def work(session: AsyncConnection) -> None:
             await self._fence(session, table.tournament_id, holder)
             result = await session.execute(
                 update(tournament_tables)
@@ -1218,7 +1218,7 @@ class LobbyRepository:
                     result=json.dumps([line.__dict__ for line in lines], sort_keys=True),
                 )
             )
-            if result.rowcount != 1:  # type: ignore[attr-defined]
+            if result.rowcount != 1:
                 return  # recorded already
             for line in lines:
                 await session.execute(
@@ -1242,7 +1242,7 @@ class LobbyRepository:
         """Once every table of the round has finished: advance its best, or end the tournament
         with its winner. True if the tournament has finished."""
 
-        async def work(session: AsyncSession) -> bool:
+        async def work(session: AsyncConnection) -> bool:
             await self._fence(session, tournament_id, holder)
             tournament = await self._tournament_for_update(session, tournament_id)
             if tournament.state != RUNNING or tournament.current_round != round_number:
@@ -1320,7 +1320,7 @@ class LobbyRepository:
         rate-limit windows."""
         now = now_us()
 
-        async def work(session: AsyncSession) -> None:
+        async def work(session: AsyncConnection) -> None:
             await session.execute(
                 delete(requests).where(requests.c.created_us < now - ANSWERS_KEPT_US)
             )

@@ -1,5 +1,5 @@
-"""Database access every stateful service shares: SQLAlchemy 2 async engines, sessions, and each
-service's own Alembic history run at start-up.
+"""Database access every stateful service shares: SQLAlchemy 2 async engines, transactions on
+their connections, and each service's own Alembic history run at start-up.
 
 - Where: ``database_url(service, settings)`` is ``settings.database_url`` (``--database-url``,
   ``OKEY_<SERVICE>_DATABASE_URL``, ``OKEY_DATABASE_URL``), else in local mode a SQLite file
@@ -11,9 +11,16 @@ service's own Alembic history run at start-up.
   plain (deferred) transaction, which never blocks under WAL; a write transaction
   (``Database.write()``) begins with ``BEGIN IMMEDIATE``, so concurrent writers queue on the busy
   timeout instead of failing when one upgrades a read lock.
-- PostgreSQL (the cluster's truth): asyncpg, READ COMMITTED, ``pool_pre_ping``. Writers that
-  must serialise take row locks (``SELECT ... FOR UPDATE``); duplicates are stopped by unique
-  constraints and ``INSERT ... ON CONFLICT DO NOTHING`` (``insert_ignoring_conflicts``).
+- PostgreSQL (the cluster's truth): asyncpg, READ COMMITTED. Writers that must serialise take
+  row locks (``SELECT ... FOR UPDATE``); duplicates are stopped by unique constraints and
+  ``INSERT ... ON CONFLICT DO NOTHING`` (``insert_ignoring_conflicts``). A read runs in
+  autocommit: under READ COMMITTED a transaction gives a read nothing (each statement sees
+  its own snapshot either way), and BEGIN and COMMIT would be two more round trips. No
+  ``pool_pre_ping`` (on asyncpg it is three round trips, BEGIN, a ping and ROLLBACK, at every
+  checkout: as many as a move's own reads): a dead connection fails its statement, which
+  invalidates every connection the pool held before it; a write transaction is then run again
+  (``transaction``) and a read's caller gets UNAVAILABLE and retries. Connections are
+  recycled after ``POOL_RECYCLE_SECONDS``, before any idle timeout on the way drops them.
 - Migrations: ``run_migrations(service, url)`` upgrades the service's own Alembic history
   (``okey101/<service>/migrations``) to head, recording it in ``alembic_version_<service>``, so
   services may share one database. On PostgreSQL an advisory lock keeps two replicas starting
@@ -39,8 +46,6 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
     AsyncEngine,
-    AsyncSession,
-    async_sessionmaker,
     create_async_engine,
 )
 from sqlalchemy.sql.dml import Insert
@@ -52,6 +57,8 @@ from okey101.platform.logs import get_logger
 SQLITE_BUSY_TIMEOUT: Final = 30.0
 #: The execution option that marks a connection as a writer's (SQLite: BEGIN IMMEDIATE).
 WRITE_OPTION: Final = "okey101_write"
+#: PostgreSQL connections older than this are closed at checkout (module docstring).
+POOL_RECYCLE_SECONDS: Final = 600
 #: How many times ``Database.transaction`` runs a write again after a transient failure.
 WRITE_ATTEMPTS: Final = 4
 
@@ -115,7 +122,7 @@ def create_engine(url: str, **options: Any) -> AsyncEngine:
         engine = create_async_engine(url, connect_args=connect_args, **options)
         _sqlite_events(engine)
         return engine
-    options.setdefault("pool_pre_ping", True)
+    options.setdefault("pool_recycle", POOL_RECYCLE_SECONDS)
     options.setdefault("pool_size", 10)
     options.setdefault("max_overflow", 20)
     return create_async_engine(url, **options)
@@ -150,6 +157,20 @@ def insert_ignoring_conflicts(table: Table, dialect_name: str) -> Insert:
     return sqlite.insert(table).on_conflict_do_nothing()
 
 
+def upsert(
+    table: Table, dialect_name: str, keys: Sequence[str], values: Mapping[str, Any]
+) -> Insert:
+    """``INSERT ... ON CONFLICT (keys) DO UPDATE`` setting every other column in ``values``,
+    on PostgreSQL or SQLite: one statement where a delete and an insert would be two."""
+    if dialect_name == "postgresql":
+        on_postgres = postgresql.insert(table).values(**values)
+        changes = {name: on_postgres.excluded[name] for name in values if name not in keys}
+        return on_postgres.on_conflict_do_update(index_elements=list(keys), set_=changes)
+    on_sqlite = sqlite.insert(table).values(**values)
+    changes = {name: on_sqlite.excluded[name] for name in values if name not in keys}
+    return on_sqlite.on_conflict_do_update(index_elements=list(keys), set_=changes)
+
+
 def is_transient(error: BaseException) -> bool:
     """A failure that running the transaction again may cure: a deadlock or serialisation
     failure (PostgreSQL), a locked database (SQLite), a dropped connection."""
@@ -182,19 +203,25 @@ def is_unreachable(error: BaseException) -> bool:
 
 
 class Database:
-    """One service's engine and its sessions.
+    """One service's engine and its transactions.
 
-    ``read()`` and ``write()`` are sessions in a transaction committed at the end of the block
-    (rolled back on an exception); ``transaction(work)`` runs ``work(session)`` in a write
-    transaction, again after a transient failure.
+    ``read()`` and ``write()`` are connections in a transaction committed at the end of the
+    block (rolled back on an exception); ``transaction(work)`` runs ``work(connection)`` in a
+    write transaction, again after a transient failure. The services use SQLAlchemy Core only:
+    an ORM session would add its own bookkeeping to every statement and give nothing back.
     """
 
     def __init__(self, url: str, **options: Any) -> None:
         self.url = normalize_url(url)
         self.engine = create_engine(self.url, **options)
         self._writer = self.engine.execution_options(**{WRITE_OPTION: True})
-        self._read_sessions = async_sessionmaker(self.engine, expire_on_commit=False)
-        self._write_sessions = async_sessionmaker(self._writer, expire_on_commit=False)
+        # PostgreSQL reads in autocommit (module docstring); SQLite's reads keep their
+        # transaction, which there is a snapshot across statements.
+        self._reader = (
+            self.engine
+            if self.engine.dialect.name == "sqlite"
+            else self.engine.execution_options(isolation_level="AUTOCOMMIT")
+        )
         # SQLite takes one writer at a time; writers of this process queue here rather than in
         # SQLite's busy handler, which sleeps in steps of up to 100 ms between tries.
         self._sqlite_writer = asyncio.Lock() if self.engine.dialect.name == "sqlite" else None
@@ -208,20 +235,20 @@ class Database:
         return self.engine.dialect.name
 
     @asynccontextmanager
-    async def read(self) -> AsyncIterator[AsyncSession]:
-        async with self._read_sessions() as session, session.begin():
-            yield session
+    async def read(self) -> AsyncIterator[AsyncConnection]:
+        async with self._reader.begin() as connection:
+            yield connection
 
     @asynccontextmanager
-    async def write(self) -> AsyncIterator[AsyncSession]:
+    async def write(self) -> AsyncIterator[AsyncConnection]:
         if self._sqlite_writer is None:
-            async with self._write_sessions() as session, session.begin():
-                yield session
+            async with self._writer.begin() as connection:
+                yield connection
             return
-        async with self._sqlite_writer, self._write_sessions() as session, session.begin():
-            yield session
+        async with self._sqlite_writer, self._writer.begin() as connection:
+            yield connection
 
-    async def transaction(self, work: Callable[[AsyncSession], Awaitable[_T]]) -> _T:
+    async def transaction(self, work: Callable[[AsyncConnection], Awaitable[_T]]) -> _T:
         """``work`` in a write transaction, retried (a few times, briefly) when it fails for a
         transient reason; any other exception propagates after the rollback."""
         delay = 0.02

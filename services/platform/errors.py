@@ -209,4 +209,3 @@ def _metadata(params: Mapping[str, ParamValue]) -> dict[str, str]:
 
 def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-

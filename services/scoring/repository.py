@@ -29,7 +29,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from okey.v1 import common_pb2, scoring_pb2
 from sqlalchemy import and_, case, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from okey101.engine.hand import SEATS, EndReason, Finish, HandResult, PenaltyReason
 from okey101.engine.match import MatchState
@@ -168,7 +168,7 @@ def _running_totals(recorded: Sequence[_Hand]) -> list[list[int]]:
     return out
 
 
-async def _hands_of(session: AsyncSession, match_id: str) -> list[_Hand]:
+async def _hands_of(session: AsyncConnection, match_id: str) -> list[_Hand]:
     """The match's recorded hands in hand order, each with its seats."""
     rows = (
         await session.execute(
@@ -276,7 +276,7 @@ class ScoringRepository:
             return self._same_hand(stored, checked), False
 
     @staticmethod
-    async def _stored_hand(session: AsyncSession, hand_id: str) -> Any:
+    async def _stored_hand(session: AsyncConnection, hand_id: str) -> Any:
         query = select(hands.c.content_hash, hands.c.response).where(hands.c.hand_id == hand_id)
         return (await session.execute(query)).first()
 
@@ -286,12 +286,12 @@ class ScoringRepository:
             raise Conflict("HAND_ALREADY_RECORDED", hand_id=checked.request.hand_id)
         return scoring_pb2.RecordHandResponse.FromString(stored.response)
 
-    async def _lock_match(self, session: AsyncSession, match_id: str) -> Any:
+    async def _lock_match(self, session: AsyncConnection, match_id: str) -> Any:
         query = select(matches).where(matches.c.match_id == match_id).with_for_update()
         return (await session.execute(query)).first()
 
     async def _record_hand(
-        self, session: AsyncSession, checked: CheckedHand
+        self, session: AsyncConnection, checked: CheckedHand
     ) -> tuple[scoring_pb2.RecordHandResponse, bool]:
         request = checked.request
         rules = checked.rules
@@ -429,7 +429,7 @@ class ScoringRepository:
         return await self.database.transaction(lambda session: self._record_match(session, checked))
 
     @staticmethod
-    async def _stored_match(session: AsyncSession, match_id: str) -> Any:
+    async def _stored_match(session: AsyncConnection, match_id: str) -> Any:
         query = select(matches.c.content_hash, matches.c.response).where(
             matches.c.match_id == match_id
         )
@@ -442,7 +442,7 @@ class ScoringRepository:
         return scoring_pb2.RecordMatchResponse.FromString(stored.response)
 
     async def _record_match(
-        self, session: AsyncSession, checked: CheckedMatch
+        self, session: AsyncConnection, checked: CheckedMatch
     ) -> tuple[scoring_pb2.RecordMatchResponse, bool]:
         request = checked.request
         result = request.result
@@ -551,7 +551,7 @@ class ScoringRepository:
 
     async def _rate(
         self,
-        session: AsyncSession,
+        session: AsyncConnection,
         checked: CheckedMatch,
         state: MatchState,
         match_id: str,

@@ -23,13 +23,14 @@ from typing import Any, Final, TypeVar
 
 from okey.v1 import common_pb2
 from sqlalchemy import and_, delete, func, or_, select, text, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from okey101.platform.database import (
     Database,
     insert_ignoring_conflicts,
     is_unreachable,
     row_mapping,
+    upsert,
 )
 from okey101.table import models
 from okey101.table.errors import NotReady, Stale
@@ -139,7 +140,7 @@ class TableStore:
     # DATABASE_UNAVAILABLE to callers, who retry with the same request id; never INTERNAL.
 
     @asynccontextmanager
-    async def _read(self) -> AsyncIterator[AsyncSession]:
+    async def _read(self) -> AsyncIterator[AsyncConnection]:
         try:
             async with self.database.read() as session:
                 yield session
@@ -148,7 +149,7 @@ class TableStore:
                 raise NotReady("DATABASE_UNAVAILABLE") from error
             raise
 
-    async def _transaction(self, work: Callable[[AsyncSession], Awaitable[_T]]) -> _T:
+    async def _transaction(self, work: Callable[[AsyncConnection], Awaitable[_T]]) -> _T:
         try:
             return await self.database.transaction(work)
         except Exception as error:
@@ -284,7 +285,7 @@ class TableStore:
         """Insert a new table and the answer to its request; False if the request id was
         answered already (by a racing retry)."""
 
-        async def work(session: AsyncSession) -> bool:
+        async def work(session: AsyncConnection) -> bool:
             caller, method, request_id, response = answer
             stored = await session.execute(
                 insert_ignoring_conflicts(models.requests, self.database.dialect).values(
@@ -296,7 +297,7 @@ class TableStore:
                     created_us=row["created_us"],
                 )
             )
-            if stored.rowcount == 0:  # type: ignore[attr-defined]
+            if stored.rowcount == 0:
                 return False
             await session.execute(models.tables.insert().values(**row))
             return True
@@ -308,7 +309,7 @@ class TableStore:
         state_version is no longer ``change.expected_version``."""
         return await self._transaction(lambda session: self._commit(session, change))
 
-    async def _commit(self, session: AsyncSession, change: Change) -> Committed:
+    async def _commit(self, session: AsyncConnection, change: Change) -> Committed:
         c = models.tables.c
         locked = select(c.state_version, c.last_sequence, c.seats).where(
             c.table_id == change.table_id
@@ -422,15 +423,26 @@ class TableStore:
         return Committed(tuple(stored), version, sequence, answer)
 
     async def _set_timer(
-        self, session: AsyncSession, table_id: str, timer: TimerSet | None
+        self, session: AsyncConnection, table_id: str, timer: TimerSet | None
     ) -> None:
-        await session.execute(delete(models.timers).where(models.timers.c.table_id == table_id))
-        if timer is not None:
-            await session.execute(
-                models.timers.insert().values(
-                    table_id=table_id, kind=timer.kind, due_us=timer.due_us, claimed_by=""
-                )
+        if timer is None:
+            await session.execute(delete(models.timers).where(models.timers.c.table_id == table_id))
+            return
+        # One statement: a move replaces the turn's timer, and every move sets one.
+        await session.execute(
+            upsert(
+                models.timers,
+                self.database.dialect,
+                ("table_id",),
+                {
+                    "table_id": table_id,
+                    "kind": timer.kind,
+                    "due_us": timer.due_us,
+                    "claimed_until_us": None,
+                    "claimed_by": "",
+                },
             )
+        )
 
     # ----------------------------------------------------------------------------------------
     # Timers
@@ -440,7 +452,7 @@ class TableStore:
         PostgreSQL rows another pod is claiming are skipped (SKIP LOCKED), never waited for."""
         t = models.timers.c
 
-        async def work(session: AsyncSession) -> list[str]:
+        async def work(session: AsyncConnection) -> list[str]:
             query = (
                 select(t.table_id)
                 .where(
@@ -471,7 +483,7 @@ class TableStore:
     async def postpone_timer(self, table_id: str, due_us: int) -> None:
         """Give a timer back, due again at ``due_us`` (its step failed; try again later)."""
 
-        async def work(session: AsyncSession) -> None:
+        async def work(session: AsyncConnection) -> None:
             await session.execute(
                 update(models.timers)
                 .where(models.timers.c.table_id == table_id)
@@ -486,7 +498,7 @@ class TableStore:
         with no table pod alive is not charged to players) and returns the gap; else 0. Only a
         starting pod can see an outage: a pod that was running all along was alive."""
 
-        async def work(session: AsyncSession) -> int:
+        async def work(session: AsyncConnection) -> int:
             query = select(models.liveness.c.alive_us).where(models.liveness.c.id == 1)
             if self.postgres:
                 query = query.with_for_update()
@@ -527,7 +539,7 @@ class TableStore:
         payload, attempts before this one). Claimed rows are not due again for ``lease_us``."""
         o = models.outbox.c
 
-        async def work(session: AsyncSession) -> list[tuple[int, str, str, bytes, int]]:
+        async def work(session: AsyncConnection) -> list[tuple[int, str, str, bytes, int]]:
             query = (
                 select(o.id, o.kind, o.key, o.payload, o.attempts)
                 .where(o.sent_us.is_(None), o.next_attempt_us <= now_us)
@@ -548,7 +560,7 @@ class TableStore:
         return await self._transaction(work)
 
     async def outbox_sent(self, row_id: int, now_us: int) -> None:
-        async def work(session: AsyncSession) -> None:
+        async def work(session: AsyncConnection) -> None:
             await session.execute(
                 update(models.outbox).where(models.outbox.c.id == row_id).values(sent_us=now_us)
             )
@@ -556,7 +568,7 @@ class TableStore:
         await self._transaction(work)
 
     async def outbox_failed(self, row_id: int, retry_us: int, error: str) -> None:
-        async def work(session: AsyncSession) -> None:
+        async def work(session: AsyncConnection) -> None:
             await session.execute(
                 update(models.outbox)
                 .where(models.outbox.c.id == row_id)
