@@ -22,11 +22,13 @@ dealt within the same seconds hold every move up (the README says by how much).
 
 Act is timed from the call to its answer, over ``minutes`` of play after every table has been
 seated. The last line is JSON: ``moves_per_second`` (Act calls answered per second, all
-tables), ``p50_ms``/``p99_ms``/``max_ms`` of Act, ``errors`` (failed calls of any kind other
-than a stale or refused move; ``errors_by_code`` and a few ``error_samples``), ``throttled``
-(calls a lobby or table rate limit refused, by method, which the players waited out as the API
-asks: at full speed, hosts whose one-hand matches end every few seconds host more tables than
-the lobby lets a player host in a minute),
+tables), ``p50_ms``/``p99_ms``/``max_ms`` of Act, ``slow_moves`` (slower than 100 ms) and
+``slow_moves_worst_seconds`` (the five seconds of the run, counted from its start, that
+answered the most of them: a stall shows as one second holding most), ``errors`` (failed
+calls of any kind other than a stale or refused move; ``errors_by_code`` and a few
+``error_samples``), ``throttled`` (calls a lobby or table rate limit refused, by method, which
+the players waited out as the API asks: at full speed, hosts whose one-hand matches end every
+few seconds host more tables than the lobby lets a player host in a minute),
 ``hands_completed`` and ``matches_completed`` (HAND_ENDED and MATCH_ENDED in the tables' own
 event logs, read back with WatchTable), ``lost_hands`` (hands ended at a table that are not on
 their score sheet in scoring exactly once, checked after the outbox has had up to a minute to
@@ -43,6 +45,7 @@ Exit status 1 on any error or lost hand.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import os
@@ -61,6 +64,8 @@ from okey101.bench.solver_bench import percentile
 SERVICES = ("rules", "bot", "scoring", "table", "lobby")
 
 
+#: A move slower than this (ms) is counted in ``slow_moves``, by the second it was answered in.
+SLOW_MS = 100.0
 #: About how many moves a hand takes, and the longest the tables' start is spread over.
 HAND_MOVES = 60
 RAMP_CAP_SECONDS = 180.0
@@ -198,6 +203,12 @@ async def _play(
         if stall_before is not None and stall_after is not None:
             stalled = round((stall_after - stall_before) / 1e6 / elapsed * 100, 1)
         latencies = list(figures.latencies)
+        # Whether slow moves come spread out or all in the same few seconds (a stall).
+        slow_seconds = collections.Counter(
+            int(answered - began)
+            for answered, latency in zip(figures.answered, latencies, strict=True)
+            if latency > SLOW_MS
+        )
         moves = figures.moves
         tables.stop.set()
         _done, pending = await asyncio.wait([*players, *tables.drivers.values()], timeout=60)
@@ -219,6 +230,8 @@ async def _play(
         "p50_ms": round(percentile(latencies, 50), 2) if latencies else None,
         "p99_ms": round(percentile(latencies, 99), 2) if latencies else None,
         "max_ms": round(max(latencies), 2) if latencies else None,
+        "slow_moves": sum(slow_seconds.values()),
+        "slow_moves_worst_seconds": dict(slow_seconds.most_common(5)),
         "moves": moves,
         "errors": figures.errors,
         "errors_by_code": figures.codes(),

@@ -150,6 +150,8 @@ class Figures:
     """What the clients saw: Act latencies (ms), failed attempts by method and code."""
 
     latencies: list[float] = field(default_factory=list)
+    #: When each of ``latencies`` was answered (``time.perf_counter()``).
+    answered: list[float] = field(default_factory=list)
     failures: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
     #: A few failures as (method, code, reason, sentence), for a report.
     samples: list[tuple[str, str, str, str]] = field(default_factory=list)
@@ -564,7 +566,9 @@ async def drive(
             view = None
             continue
         if figures.recording:
-            figures.latencies.append((time.perf_counter() - began) * 1000)
+            answered = time.perf_counter()
+            figures.latencies.append((answered - began) * 1000)
+            figures.answered.append(answered)
             figures.moves += 1
         moves += 1
         if on_move is not None:
