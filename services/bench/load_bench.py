@@ -38,7 +38,9 @@ and ``cpu_percent`` (of one core, over the measured minutes) per service from ``
 ``login_seconds`` and ``seating_seconds`` (logging every guest in, then until every table was
 seated: the lobby's part), the load average before and after, and ``cpu_stalled_percent``:
 the share of the measured time some task on the machine waited for a processor (Linux's
-pressure stall information), which says whether the figures were taken on a busy machine.
+pressure stall information), which says whether the figures were taken on a busy machine,
+and ``cpu_steal_percent``: the share of the processors' time a hypervisor gave to other
+virtual machines (on a shared host, the part of a slow run nothing here could help).
 Exit status 1 on any error or lost hand.
 """
 
@@ -191,6 +193,7 @@ async def _play(
         cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
         client_before = time.process_time()
         stall_before = load_stack.cpu_stall_us()
+        times_before = load_stack.cpu_times()
         figures.recording = True
         began = time.perf_counter()
         await asyncio.sleep(minutes * 60)
@@ -199,6 +202,11 @@ async def _play(
         cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
         client_cpu = round((time.process_time() - client_before) / elapsed * 100, 1)
         stall_after = load_stack.cpu_stall_us()
+        times_after = load_stack.cpu_times()
+        stolen = None
+        if times_before is not None and times_after is not None:
+            total = times_after[0] - times_before[0]
+            stolen = round((times_after[1] - times_before[1]) / max(total, 1) * 100, 1)
         stalled = None
         if stall_before is not None and stall_after is not None:
             stalled = round((stall_after - stall_before) / 1e6 / elapsed * 100, 1)
@@ -250,6 +258,7 @@ async def _play(
         "cpu_percent": cpu,
         "client_cpu_percent": client_cpu,
         "cpu_stalled_percent": stalled,
+        "cpu_steal_percent": stolen,
     }
 
 

@@ -775,6 +775,17 @@ def cpu_stall_us() -> int | None:
     return None
 
 
+def cpu_times() -> tuple[int, int] | None:
+    """All processors' time since boot and the part of it a hypervisor gave to other machines
+    (steal), in clock ticks (/proc/stat); None where there is none."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(value) for value in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return (sum(fields[:8]), fields[7]) if len(fields) >= 8 else None
+
+
 def load_average() -> float | None:
     try:
         return round(os.getloadavg()[0], 2)
