@@ -76,7 +76,7 @@ test: lint unit
 soak: install
 	OKEY_SOAK=1 $(BIN)/pytest -n 2 -q -m soak
 	OKEY_SOAK=1 $(BIN)/pytest -n 2 -q tests/test_faults.py
-	$(BIN)/okey101 bench load --tables 100 --minutes 30 --pace 0.5 --json
+	$(BIN)/okey101 bench load --tables 60 --minutes 30 --pace 0.5 --json
 
 run: install
 	$(BIN)/okey101 up
@@ -89,7 +89,7 @@ bench: install
 	$(BIN)/okey101 bench bots --deals 2000 --candidate normal --reference easy --json
 	$(BIN)/okey101 bench bots --deals 2000 --candidate easy --reference random --json
 	$(BIN)/okey101 bench load --tables 20 --minutes 1 --json
-	$(BIN)/okey101 bench load --tables 100 --minutes 1 --pace 0.5 --json
+	$(BIN)/okey101 bench load --tables 60 --minutes 3 --pace 0.5 --json
 
 # The Kubernetes manifests: each overlay rendered with `kubectl kustomize` (the pinned kubectl of
 # the `k8s` extra when installed, else the machine's; .ci/run installs it where there is none).

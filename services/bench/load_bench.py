@@ -49,6 +49,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import gc
 import json
 import os
 import tempfile
@@ -80,6 +81,23 @@ def hosted_rules(index: int) -> common_pb2.RuleSet:
         match_end=common_pb2.MATCH_END_FIXED_HANDS,
         match_hands=1 + index % 3,
     )
+
+
+class GcPauses:
+    """The client's own garbage-collection pauses over 50 ms, as (second of the run, ms): a
+    pause here holds up every call in flight, which would be charged to the servers."""
+
+    def __init__(self, began: float) -> None:
+        self.began = began
+        self.started = 0.0
+        self.long: list[tuple[int, float]] = []
+
+    def callback(self, phase: str, _info: dict[str, int]) -> None:
+        now = time.perf_counter()
+        if phase == "start":
+            self.started = now
+        elif (now - self.started) * 1000 > 50:
+            self.long.append((int(now - self.began), round((now - self.started) * 1000, 1)))
 
 
 class Tables:
@@ -196,6 +214,8 @@ async def _play(
         times_before = load_stack.cpu_times()
         figures.recording = True
         began = time.perf_counter()
+        pauses = GcPauses(began)
+        gc.callbacks.append(pauses.callback)
         await asyncio.sleep(minutes * 60)
         elapsed = time.perf_counter() - began
         figures.recording = False
@@ -210,6 +230,7 @@ async def _play(
         stalled = None
         if stall_before is not None and stall_after is not None:
             stalled = round((stall_after - stall_before) / 1e6 / elapsed * 100, 1)
+        gc.callbacks.remove(pauses.callback)
         latencies = list(figures.latencies)
         # Whether slow moves come spread out or all in the same few seconds (a stall).
         slow_seconds = collections.Counter(
@@ -240,6 +261,7 @@ async def _play(
         "max_ms": round(max(latencies), 2) if latencies else None,
         "slow_moves": sum(slow_seconds.values()),
         "slow_moves_worst_seconds": dict(slow_seconds.most_common(5)),
+        "client_gc_pauses_over_50_ms": pauses.long,
         "moves": moves,
         "errors": figures.errors,
         "errors_by_code": figures.codes(),
