@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+import grpc
+import grpc.aio
 import pytest
 from test_faults import SERVICES, client_for, play, rules
 
@@ -28,9 +30,11 @@ from okey101.bench.load_stack import (
     drive,
     host_table,
     login_guests,
+    rate_limit_wait,
     stack_environment,
 )
 from okey101.client.stack import LocalStack, local_stack
+from okey101.platform.errors import ResourceExhausted, Unavailable, to_grpc_status
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,6 +64,10 @@ def test_bench_load_plays_the_whole_stack_and_reports_its_figures() -> None:
     assert set(figures["peak_rss_mb"]) == set(SERVICES)
     assert all(mb > 10 for mb in figures["peak_rss_mb"].values())
     assert figures["cpu_percent"]["table"] > 0
+    assert 0 <= figures["slow_moves"] <= figures["moves"]
+    assert sum(figures["slow_moves_worst_seconds"].values()) <= figures["slow_moves"]
+    assert figures["cpu_steal_percent"] is None or 0 <= figures["cpu_steal_percent"] <= 100
+    assert isinstance(figures["throttled"], dict)
 
 
 def test_a_pacer_holds_a_table_to_its_pace() -> None:
@@ -100,3 +108,39 @@ def test_the_audit_reports_a_hand_and_a_match_scoring_does_not_have(tmp_path: Pa
 
     with local_stack(tmp_path, services=SERVICES, env=stack_environment()) as stack:
         asyncio.run(scenario(stack))
+
+
+def test_a_rate_limit_refusal_is_waited_out_for_as_long_as_it_asks() -> None:
+    """The bench's players wait out RATE_LIMITED for its ``retry_after_ms`` (and count it as
+    throttled, not as an error); any other refusal is not a wait."""
+
+    async def refusals() -> list[float | None]:
+        errors = [
+            ResourceExhausted("RATE_LIMITED", retry_after_ms=250, action="host"),
+            Unavailable("SERVER_SHUTTING_DOWN"),
+        ]
+
+        async def refuse(_request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+            await context.abort_with_status(to_grpc_status(errors.pop(0)))
+            return b""
+
+        handler = grpc.method_handlers_generic_handler(
+            "test.Refuser", {"Refuse": grpc.unary_unary_rpc_method_handler(refuse)}
+        )
+        server = grpc.aio.server()
+        server.add_generic_rpc_handlers((handler,))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        waits: list[float | None] = []
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                call = channel.unary_unary("/test.Refuser/Refuse")
+                for _ in range(2):
+                    with pytest.raises(grpc.aio.AioRpcError) as refused:
+                        await call(b"")
+                    waits.append(rate_limit_wait(refused.value))
+        finally:
+            await server.stop(None)
+        return waits
+
+    assert asyncio.run(refusals()) == [0.25, None]
