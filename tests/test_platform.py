@@ -298,6 +298,31 @@ def test_metrics_count_calls_under_the_standard_names(tmp_path: Path) -> None:
     with_server(scenario, tmp_path)
 
 
+def test_an_event_loop_held_up_is_measured_and_logged(tmp_path: Path) -> None:
+    """A handler (or anything) that blocks the loop shows in okey_event_loop_lag_seconds and,
+    from half a second on, as a warning with its length: every call waited that long."""
+
+    async def scenario(handle: ServerHandle, channel: grpc.aio.Channel) -> None:
+        name = "okey_event_loop_lag_seconds_bucket"
+        await asyncio.sleep(0.3)  # the watch has taken a few readings
+        before = await asyncio.to_thread(scrape, handle.metrics_port)
+        with structlog.testing.capture_logs() as lines:
+            time.sleep(0.7)  # the loop is blocked: nothing else runs
+            await asyncio.sleep(0.3)
+        after = await asyncio.to_thread(scrape, handle.metrics_port)
+
+        def delta(le: str) -> float:
+            key = (("le", le),)
+            return after.get((name, key), 0.0) - before.get((name, key), 0.0)
+
+        assert delta("+Inf") >= 1
+        assert delta("+Inf") - delta("0.5") >= 1  # one reading at least half a second late
+        held = [line for line in lines if line["event"] == "event loop held up"]
+        assert len(held) == 1 and 500 <= held[0]["lag_ms"] < 5000
+
+    with_server(scenario, tmp_path)
+
+
 def test_one_log_line_per_call_with_ids_and_never_the_rack(tmp_path: Path) -> None:
     async def scenario(handle: ServerHandle, channel: grpc.aio.Channel) -> None:
         request = ProbeRequest(request_id="r-1", table_id="t-7", hand_id="h-3", rack="R7 R8 R9")

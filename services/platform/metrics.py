@@ -17,6 +17,7 @@ on the same default registry and are served by the same endpoint.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 from dataclasses import dataclass
@@ -48,6 +49,17 @@ HANDLING_SECONDS: Final = Histogram(
 MSG_SENT: Final = Counter(
     "grpc_server_msg_sent_total", "Stream messages sent by the server.", _LABELS
 )
+
+EVENT_LOOP_LAG_SECONDS: Final = Histogram(
+    "okey_event_loop_lag_seconds",
+    "How late the event loop woke a task asked to sleep 0.1 s: time it spent on other work, "
+    "blocked, or waiting for a processor. Every call the service answers waits as long.",
+    buckets=LATENCY_BUCKETS,
+)
+#: Sleep asked for between two readings of the event loop's lag.
+LAG_INTERVAL_SECONDS: Final = 0.1
+#: A lag this long (seconds) is logged as a warning, with its time: a stall to account for.
+LAG_WARNING_SECONDS: Final = 0.5
 
 # The ecosystem's series have no *_created companions.
 prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
@@ -91,3 +103,15 @@ def start_metrics_server(host: str, port: int) -> MetricsServer:
     )
     thread.start()
     return MetricsServer(host, int(server.server_port), server, thread)
+
+
+async def watch_event_loop_lag(log: Any) -> None:
+    """Measure the event loop's lag into ``okey_event_loop_lag_seconds`` until cancelled."""
+    loop = asyncio.get_running_loop()
+    while True:
+        asked = loop.time()
+        await asyncio.sleep(LAG_INTERVAL_SECONDS)
+        lag = max(0.0, loop.time() - asked - LAG_INTERVAL_SECONDS)
+        EVENT_LOOP_LAG_SECONDS.observe(lag)
+        if lag >= LAG_WARNING_SECONDS:
+            log.warning("event loop held up", lag_ms=round(lag * 1000))

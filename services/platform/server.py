@@ -43,7 +43,7 @@ from okey101.platform.auth import AccessPolicy, AuthInterceptor, JwksVerifier, v
 from okey101.platform.config import ConfigError, Settings
 from okey101.platform.interceptors import Drain, ObservabilityInterceptor
 from okey101.platform.logs import configure_logging, get_logger
-from okey101.platform.metrics import MetricsServer, start_metrics_server
+from okey101.platform.metrics import MetricsServer, start_metrics_server, watch_event_loop_lag
 from okey101.platform.tracing import Tracing, setup_tracing
 
 #: ``register(server)`` adds a service's servicers and returns their full service names.
@@ -103,6 +103,7 @@ class ServerHandle:
         self._tracing = tracing
         self._log = logger
         self._stopping: asyncio.Task[None] | None = None
+        self._lag_watch: asyncio.Task[None] | None = None
 
     @classmethod
     async def start(
@@ -153,6 +154,7 @@ class ServerHandle:
                 f"cannot serve metrics on {settings.host}:{settings.metrics_port}: {exc}"
             ) from None
         await server.start()
+        handle._lag_watch = asyncio.create_task(watch_event_loop_lag(log))
         try:
             if ready is not None:
                 await ready()
@@ -196,6 +198,8 @@ class ServerHandle:
 
     async def stop_now(self) -> None:
         """Stop at once: every call still running is cancelled."""
+        if self._lag_watch is not None:
+            self._lag_watch.cancel()
         await self.server.stop(None)
 
     async def wait_stopped(self) -> None:
@@ -219,6 +223,11 @@ class ServerHandle:
         await self._drain.until_idle(grace)
         left = max(0.0, grace - (asyncio.get_running_loop().time() - began))
         await self.server.stop(left)
+        if self._lag_watch is not None:
+            self._lag_watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._lag_watch
+            self._lag_watch = None
         if self.metrics is not None:
             await asyncio.to_thread(self.metrics.close)
             self.metrics = None
