@@ -608,14 +608,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         seats = list(record.seats)
         own = record.seat_of(player_id)
         now = self.now_us()
-        change = Change(
-            record.table_id,
-            record.state_version,
-            game=False,
-            now_us=now,
-            keep_timer=True,
-            expected_sequence=record.last_sequence,
-        )
+        change = Change.presence(record, now)
         if own is not None:
             if requested is not None and requested != own:
                 raise Conflict("ALREADY_SEATED", seat=own)
@@ -712,14 +705,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 raise Conflict("NOT_SEATED")
             seats = list(record.seats)
             now = self.now_us()
-            change = Change(
-                record.table_id,
-                record.state_version,
-                game=False,
-                now_us=now,
-                keep_timer=True,
-                expected_sequence=record.last_sequence,
-            )
+            change = Change.presence(record, now)
             if record.state == common_pb2.TABLE_STATE_WAITING:
                 seats[seat] = SeatRecord()
             elif record.state == common_pb2.TABLE_STATE_PLAYING:
@@ -773,14 +759,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 raise Conflict("TABLE_CLOSED")
             seats = list(record.seats)
             seats[seat] = seats[seat].replace(deal_seed=seed)
-            change = Change(
-                record.table_id,
-                record.state_version,
-                game=False,
-                now_us=self.now_us(),
-                keep_timer=True,
-                expected_sequence=record.last_sequence,
-            )
+            change = Change.presence(record, self.now_us())
             change.updates["seats"] = seats_to_json(seats)
             response = table_pb2.SetDealSeedResponse(from_hand_number=record.hand_number + 1)
             change.answer = (
@@ -1440,13 +1419,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         away = missed >= self.options.missed_turns_before_away
         seats[seat] = seats[seat].replace(missed=missed, away=away or seats[seat].away)
         now = self.now_us()
-        change = Change(
-            record.table_id,
-            record.state_version,
-            game=False,
-            now_us=now,
-            expected_sequence=record.last_sequence,
-        )
+        change = Change.presence(record, now, keep_timer=False)
         change.drafts.append(
             EventDraft(
                 common_pb2.Event(

@@ -120,6 +120,20 @@ class Change:
     #: decided there, so a presence change that raced the move is never undone by it.
     finalize: Callable[[tuple[SeatRecord, ...]], None] | None = None
 
+    @classmethod
+    def presence(cls, record: TableRecord, now_us: int, *, keep_timer: bool = True) -> Change:
+        """A presence change (seats, not the game) computed from ``record``: it keeps the
+        table's timer unless told otherwise, and applies only if no other presence change
+        came first."""
+        return cls(
+            record.table_id,
+            record.state_version,
+            game=False,
+            now_us=now_us,
+            keep_timer=keep_timer,
+            expected_sequence=record.last_sequence,
+        )
+
 
 @dataclass(frozen=True)
 class Committed:
