@@ -32,7 +32,6 @@ from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 from okey.v1 import common_pb2, lobby_pb2
 from sqlalchemy import and_, case, delete, func, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -52,7 +51,12 @@ from okey101.lobby.models import (
     tournament_tables,
     tournaments,
 )
-from okey101.platform.database import Database, insert_ignoring_conflicts, row_mapping
+from okey101.platform.database import (
+    Database,
+    dialect_insert,
+    insert_ignoring_conflicts,
+    row_mapping,
+)
 
 _M = TypeVar("_M", bound=Message)
 _T = TypeVar("_T")
@@ -335,7 +339,7 @@ class LobbyRepository:
         return await self.database.transaction(work)
 
     def _insert(self, table: Any) -> Any:
-        return (postgresql if self.database.dialect == "postgresql" else sqlite).insert(table)
+        return dialect_insert(table, self.database.dialect)
 
     # ----------------------------------------------------------------------------------------
     # Rate limits

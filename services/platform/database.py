@@ -150,11 +150,16 @@ def _sqlite_events(engine: AsyncEngine) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
+def dialect_insert(table: Table, dialect_name: str) -> postgresql.Insert | sqlite.Insert:
+    """``INSERT`` into ``table`` in PostgreSQL's or SQLite's dialect (both have ON CONFLICT)."""
+    if dialect_name == "postgresql":
+        return postgresql.insert(table)
+    return sqlite.insert(table)
+
+
 def insert_ignoring_conflicts(table: Table, dialect_name: str) -> Insert:
     """``INSERT ... ON CONFLICT DO NOTHING`` for ``table`` on PostgreSQL or SQLite."""
-    if dialect_name == "postgresql":
-        return postgresql.insert(table).on_conflict_do_nothing()
-    return sqlite.insert(table).on_conflict_do_nothing()
+    return dialect_insert(table, dialect_name).on_conflict_do_nothing()
 
 
 def upsert(
@@ -162,13 +167,9 @@ def upsert(
 ) -> Insert:
     """``INSERT ... ON CONFLICT (keys) DO UPDATE`` setting every other column in ``values``,
     on PostgreSQL or SQLite: one statement where a delete and an insert would be two."""
-    if dialect_name == "postgresql":
-        on_postgres = postgresql.insert(table).values(**values)
-        changes = {name: on_postgres.excluded[name] for name in values if name not in keys}
-        return on_postgres.on_conflict_do_update(index_elements=list(keys), set_=changes)
-    on_sqlite = sqlite.insert(table).values(**values)
-    changes = {name: on_sqlite.excluded[name] for name in values if name not in keys}
-    return on_sqlite.on_conflict_do_update(index_elements=list(keys), set_=changes)
+    statement = dialect_insert(table, dialect_name).values(**values)
+    changes = {name: statement.excluded[name] for name in values if name not in keys}
+    return statement.on_conflict_do_update(index_elements=list(keys), set_=changes)
 
 
 def is_transient(error: BaseException) -> bool:
