@@ -163,6 +163,8 @@ def _multiplier(rules: RuleSet, finish: Finish) -> int:
         m *= 2
     if finish.one_go:
         m *= 2
+    if not rules.finish_doublings_stack:
+        m = min(m, 2)
     return m
 
 

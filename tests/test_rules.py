@@ -67,6 +67,7 @@ TABLE: list[tuple[str, str, Any, Any, Any]] = [
     ("finisher's score", "finish_points", -101, -101, -101),
     ("finish doubled with the okey", "double_with_okey", True, True, True),
     ("finish doubled after a pairs opening", "double_after_pairs_opening", True, False, True),
+    ("doublings of a finish stack", "finish_doublings_stack", True, False, True),
     ("never-opened penalty", "never_opened_points", 202, 202, 202),
     ("never-opened cap", "never_opened_cap", 0, 0, 808),
     (

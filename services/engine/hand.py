@@ -748,15 +748,18 @@ def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, t
 
 def finish_multiplier(rules: RuleSet, *, with_okey: bool, after_pairs: bool, one_go: bool) -> int:
     """x2 for each doubling the rule set counts: the okey thrown last, a finish after a pairs
-    opening, going out in one go (a hand finish)."""
-    multiplier = 1
-    if with_okey and rules.double_with_okey:
-        multiplier *= 2
-    if after_pairs and rules.double_after_pairs_opening:
-        multiplier *= 2
-    if one_go:
-        multiplier *= 2
-    return multiplier
+    opening, going out in one go (a hand finish). Where the doublings do not stack
+    (``finish_doublings_stack``: boombala), any number of them doubles once."""
+    doublings = sum(
+        (
+            with_okey and rules.double_with_okey,
+            after_pairs and rules.double_after_pairs_opening,
+            one_go,
+        )
+    )
+    if not rules.finish_doublings_stack:
+        doublings = min(doublings, 1)
+    return 1 << doublings
 
 
 def finish_of(state: HandState, seat: int, last: Tile) -> Finish:

@@ -131,6 +131,10 @@ class RuleSet:
     # Finishing by discarding an okey doubles (all three).
     double_with_okey: bool = True
     one_go_finish: OneGoFinish = OneGoFinish.WHILE_NOBODY_OPENED
+    # Each doubling that applies to a finish doubles again (oyna, north_sultan: the okey and a
+    # pairs opening or one go together make x4); boombala: a finish "with the okey, or in one
+    # go" doubles once, however many of them apply (-202, never-opened 404; never -404 / 808).
+    finish_doublings_stack: bool = True
     # north_sultan: never-opened players are capped at 4x (808); 0: no cap.
     never_opened_cap: int = 0
     # All four opening with pairs voids the hand, +101s wiped, same dealer (all three).
@@ -209,6 +213,7 @@ BOOMBALA = RuleSet(
     okey_in_losers_hand=OkeyInLosersHand.IN_HAND_SUM,
     double_after_pairs_opening=False,
     one_go_finish=OneGoFinish.SAME_TURN,
+    finish_doublings_stack=False,
     match_end=MatchEnd.FIXED_HANDS,
     match_hands=11,
 )
