@@ -26,12 +26,11 @@ COPY pyproject.toml ./
 RUN python -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' > /tmp/requirements.txt \
     && pip install --requirement /tmp/requirements.txt
 
-# The package (its import name okey101 is the services/ folder, as in the repository).
+# The package okey101, at services/okey101/ as in the repository.
 COPY README.md ./
 COPY protos ./protos
 COPY services ./services
-RUN ln -s services okey101 \
-    && pip install --no-deps . \
+RUN pip install --no-deps . \
     && mkdir -p /opt/okey101/gen \
     && python -m grpc_tools.protoc -I protos --python_out=/opt/okey101/gen \
         --pyi_out=/opt/okey101/gen --grpc_python_out=/opt/okey101/gen protos/okey/v1/*.proto \

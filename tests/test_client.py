@@ -31,7 +31,7 @@ from okey101.engine.rules import RuleSet
 from okey101.platform import convert
 from okey101.platform.errors import to_grpc_status
 
-CLIENT = Path(__file__).resolve().parent.parent / "services" / "client"
+CLIENT = Path(__file__).resolve().parent.parent / "services" / "okey101" / "client"
 
 # ---------------------------------------------------------------------------------------------
 # Sentences

@@ -15,7 +15,7 @@ import pytest
 from okey101.engine.errors import InvalidInput, OkeyError, RuleViolation
 from okey101.engine.messages import CATALOGUE, LANGUAGES, render
 
-ENGINE = Path(__file__).resolve().parent.parent / "services" / "engine"
+ENGINE = Path(__file__).resolve().parent.parent / "services" / "okey101" / "engine"
 ERROR_CLASSES = {"InvalidInput", "RuleViolation", "OkeyError"}
 CODE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{3,}")
 
@@ -58,7 +58,7 @@ def _assigned_strings(scope: ast.AST, name: str) -> set[str]:
 
 
 def engine_raises() -> list[Raise]:
-    """Each code passed to InvalidInput / RuleViolation / OkeyError in services/engine/*.py."""
+    """Each code passed to InvalidInput / RuleViolation / OkeyError in okey101/engine/*.py."""
     out: list[Raise] = []
     for path in sorted(ENGINE.glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))

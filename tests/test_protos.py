@@ -487,7 +487,7 @@ def test_action_has_every_move_of_the_engine(
 
 
 def test_event_kinds_cover_the_engine(descriptor_set: descriptor_pb2.FileDescriptorSet) -> None:
-    source = (ROOT / "services" / "engine" / "hand.py").read_text(encoding="utf-8")
+    source = (ROOT / "services" / "okey101" / "engine" / "hand.py").read_text(encoding="utf-8")
     kinds = set(re.findall(r'Event\(\s*"([a-z_]+)"', source)) | {"hand_ended"}
     assert len(kinds) > 10
     values = _enum_names(descriptor_set, "EventKind")

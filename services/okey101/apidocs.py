@@ -23,7 +23,7 @@ from typing import Final
 
 from google.protobuf import descriptor_pb2
 
-PROTO_ROOT: Final = Path(__file__).resolve().parent.parent / "protos"
+PROTO_ROOT: Final = Path(__file__).resolve().parents[2] / "protos"
 PACKAGE_DIR: Final = "okey/v1"
 #: Services in the order a frontend meets them; then anything else, by name.
 SERVICE_ORDER: Final = (
