@@ -1,10 +1,12 @@
-"""The rule set: presets for the three rule texts (shared/rules/README.md) and custom mixes."""
+"""The rule set: presets for the three rule texts (docs/rules.md) and custom mixes."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
 import pickle
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,7 +26,7 @@ from okey101.engine.rules import (
 
 NAMES = ("oyna", "boombala", "north_sultan")
 
-# One or more knobs per row of the README's "Where the three differ" table, then the common
+# One or more knobs per row of docs/rules.md's "Where they differ" table, then the common
 # rules: (row, knob, oyna, boombala, north_sultan).
 TABLE: list[tuple[str, str, Any, Any, Any]] = [
     ("12-13-1 is a run", "run_may_end_12_13_1", False, True, True),
@@ -293,3 +295,39 @@ def test_any_well_typed_override_is_taken(name: str, data: st.DataObject) -> Non
     for field in KNOB_FIELDS:
         if field.name not in overrides:
             assert getattr(custom, field.name) == getattr(RuleSet.preset(name), field.name)
+
+
+# ------------------------------------------------------------------------------------------
+# docs/rules.md
+
+RULES_DOC = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
+
+
+def _doc_section(heading: str) -> str:
+    text = RULES_DOC.read_text(encoding="utf-8")
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def test_the_docs_knob_table_is_every_knob_with_each_presets_value() -> None:
+    rows: dict[str, list[str]] = {}
+    for line in _doc_section("Every knob").splitlines():
+        match = re.match(r"\| `([a-z0-9_]+)` \| ([^|]+) \| ([^|]+) \| ([^|]+) \|", line)
+        if match:
+            rows[match.group(1)] = [cell.strip() for cell in match.groups()[1:]]
+
+    def written(value: Any) -> str:
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    expected = {
+        field.name: [written(RuleSet.preset(name).knobs()[field.name]) for name in NAMES]
+        for field in KNOB_FIELDS
+    }
+    assert rows == expected
+
+
+def test_every_knob_is_named_where_the_docs_say_the_presets_differ() -> None:
+    differ = _doc_section("Where they differ")
+    missing = [field.name for field in KNOB_FIELDS if f"`{field.name}`" not in differ]
+    assert missing == []

@@ -1,11 +1,13 @@
 """The rule set: every point where the three rule texts differ is a knob.
 
 ``RuleSet`` is a frozen dataclass; the presets ``oyna`` (the default), ``boombala`` and
-``north_sultan`` are values of it, one per rule text in ``../shared/rules``. A table may be
-created with a custom mix: ``RuleSet.preset("oyna").with_overrides({"run_may_end_12_13_1": True})``.
+``north_sultan`` are values of it, one per published rule text (docs/rules.md names them). A table
+may be created with a custom mix:
+``RuleSet.preset("oyna").with_overrides({"run_may_end_12_13_1": True})``.
 
-Where a text is silent the preset takes the reading of ``shared/rules/README.md``; each knob's
-comment names the texts and, where it applies, the reading taken (see also docs/rules.md).
+Where a text is silent the preset takes the reading docs/rules.md records; each knob's comment
+names the texts and, where it applies, the reading taken. docs/rules.md has the table of where
+the three differ, with each row's knobs, and every knob's value per preset.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ class MatchEnd(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class RuleSet:
-    """Every knob of Okey 101 that the three texts set differently (see shared/rules/README.md)."""
+    """Every knob of Okey 101 that the three texts set differently (see docs/rules.md)."""
 
     name: str = "oyna"
 
