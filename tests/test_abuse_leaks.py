@@ -13,7 +13,7 @@ scoring; JSON, at debug level, so more than a cluster writes) is captured.
   their own tokens receive, answers included.
 - No log line holds a rack (a list of tile ids, or tiles in notation) or a token, refresh
   token, guest secret, password or private key; and the call lines are there, with the table
-  and hand ids the README promises (the capture did capture).
+  and hand ids docs/architecture.md promises (the capture did capture).
 
 The short version plays one table's hand; ``make soak`` plays three tables of four hands.
 """

@@ -1,4 +1,4 @@
-"""``okey101 scenario run`` and ``scenario check`` (SCENARIOS.md), and ``bench engine``."""
+"""``okey101 scenario run`` and ``scenario check`` (docs/scenarios.md), and ``bench engine``."""
 
 from __future__ import annotations
 

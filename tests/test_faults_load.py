@@ -2,7 +2,7 @@
 
 - the bench, as the command line runs it (SQLite, two tables, a few seconds): the five services
   are processes of their own, moves are made and timed, hands end and all reach scoring, and
-  the last line is the JSON the README quotes;
+  the last line is the JSON docs/performance.md quotes;
 - ``Pacer`` holds a table to its pace;
 - the audit is not a formality: a hand scoring does not have (deleted from its database after
   the fact) is reported lost, and so is a match scoring does not have as ended.

@@ -57,7 +57,7 @@ CUSTOM_KINDS = {
 }
 WORKLOADS = ("Deployment", "StatefulSet", "Job")
 
-# The design (../shared/DESIGN.md and the issue): who calls whom, who has a database, who signs
+# The design (docs/architecture.md and the issue): who calls whom, who has a database, who signs
 # service tokens (every service that calls another), who clients reach.
 CALLS = {("lobby", "table"), ("lobby", "scoring"), ("table", "rules"), ("table", "bot")}
 CALLS |= {("table", "scoring")}

@@ -28,7 +28,7 @@ PROTO_ROOT = ROOT / "protos"
 PROTO_FILES = sorted(PROTO_ROOT.glob("okey/v1/*.proto"))
 MODULES = ("common", "rules", "table", "lobby", "scoring", "bot")
 
-# The services of ../shared/DESIGN.md and the calls each one has.
+# The services of docs/architecture.md and the calls each one has.
 SERVICES: dict[str, set[str]] = {
     "RulesService": {
         "ResolveRuleSet",
@@ -254,14 +254,28 @@ def test_every_service_of_the_design_with_its_calls() -> None:
     assert found == SERVICES
 
 
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
 def test_design_names_the_same_services() -> None:
-    design = (ROOT.parent / "shared" / "DESIGN.md").read_text(encoding="utf-8")
+    design = ARCHITECTURE.read_text(encoding="utf-8")
     match = re.search(r"protos/okey/v1/\s+the API: ([a-z, ]+)", design)
-    assert match is not None, "DESIGN.md no longer lists the API's files"
+    assert match is not None, "docs/architecture.md no longer lists the API's files"
     names = [name.strip() for name in match.group(1).split(",")]
     assert names[0] == "common"
     assert {f"{name.capitalize()}Service" for name in names[1:]} == set(SERVICES)
     assert {path.stem for path in PROTO_FILES} == set(names)
+
+
+def test_the_design_lists_every_call_of_each_service() -> None:
+    # Each service's section (### name (`okey.v1.NameService`)) has a row for each of its calls.
+    design = ARCHITECTURE.read_text(encoding="utf-8")
+    for service, calls in SERVICES.items():
+        heading = re.search(rf"^### [a-z]+ \(`okey\.v1\.{service}`\)$", design, re.MULTILINE)
+        assert heading is not None, f"docs/architecture.md has no section for {service}"
+        section = re.split(r"\n##", design[heading.end() :], maxsplit=1)[0]
+        rows = set(re.findall(r"^\| `([A-Za-z]+)` \|", section, re.MULTILINE))
+        assert rows == calls, service
 
 
 def test_every_call_has_its_own_request_and_response(

@@ -1,6 +1,6 @@
 """Every rule scenario under ``tests/scenarios/`` plays as its ``expect`` says.
 
-The files follow the scenario format of ``shared/SCENARIOS.md`` and live in one folder per preset
+The files follow the scenario format of ``docs/scenarios.md`` and live in one folder per preset
 (``oyna``, ``boombala``, ``north_sultan``). Each file is a test of its own: it is read with
 ``yaml.safe_load``, parsed, played, and every difference from its ``expect`` is a failure.
 """

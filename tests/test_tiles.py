@@ -1,5 +1,5 @@
-"""Tiles, faces, notation, the indicator and the okey (shared/rules: "Tiles, the indicator and
-the okey")."""
+"""Tiles, faces, notation, the indicator and the okey (oyna's rule text: "Tiles, the indicator
+and the okey"; docs/rules.md)."""
 
 from __future__ import annotations
 

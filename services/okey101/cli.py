@@ -101,7 +101,7 @@ def _best_opening(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------------------------
-# scenario: run and check rule scenarios (../shared/SCENARIOS.md)
+# scenario: run and check rule scenarios (docs/scenarios.md)
 
 
 def _add_scenario(commands: Commands) -> None:
@@ -213,7 +213,7 @@ def _scenario_check(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------------------------
 # serve and up: the services
 
-# The five services of ../shared/DESIGN.md, in the order `up` starts them.
+# The five services of docs/architecture.md, in the order `up` starts them.
 SERVICES = ("rules", "bot", "scoring", "table", "lobby")
 
 
@@ -260,9 +260,10 @@ def _add_up(commands: Commands) -> None:
     parser = commands.add_parser(
         "up",
         help="start every service that exists on its default ports (SQLite under ./var/)",
-        description="Start every built service as a process of its own on the default ports of "
-        "DESIGN.md, wait until each reports SERVING, and print where each listens. Ctrl-C (or "
-        "SIGTERM) stops them all gracefully.",
+        description="Start every built service as a process of its own on its default port "
+        "(lobby 50051, table 50052, scoring 50053, rules 50054, bot 50055), wait until each "
+        "reports SERVING, and print where each listens. Ctrl-C (or SIGTERM) stops them all "
+        "gracefully.",
     )
     parser.add_argument("--var-dir", default="var", help="where local mode keeps its files")
     parser.set_defaults(handler=_up)

@@ -2,7 +2,7 @@
 
 The solver (``okey101.engine.solver``) finds the best runs and sets by a search over sets and a
 dynamic programme over each colour's runs. This module answers the same question a different
-way, written from the rules alone (``shared/rules/README.md``), so that the two can be compared
+way, written from the rules alone (docs/rules.md), so that the two can be compared
 hand by hand; it deliberately imports neither ``engine.melds`` nor ``engine.solver``.
 
 The programme:

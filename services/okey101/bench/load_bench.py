@@ -18,7 +18,7 @@ as fast as the answers come. When a match ends its players find a table again th
 At a set pace the tables are seated one after another over about a hand's length (60 moves,
 at most three minutes: ``ramp_seconds``), as tables come and go in a real room, rather than
 all at once: hands that start together end together, and a few dozen hands ending and being
-dealt within the same seconds hold every move up (the README says by how much).
+dealt within the same seconds hold every move up (docs/performance.md says by how much).
 
 Act is timed from the call to its answer, over ``minutes`` of play after every table has been
 seated. The last line is JSON: ``moves_per_second`` (Act calls answered per second, all

@@ -80,7 +80,7 @@ def default_address(service: str) -> str:
 
 @dataclass(frozen=True)
 class Endpoints:
-    """Where the public services listen (the defaults of DESIGN.md on one machine)."""
+    """Where the public services listen (the defaults of docs/architecture.md on one machine)."""
 
     lobby: str = field(default_factory=lambda: default_address("lobby"))
     table: str = field(default_factory=lambda: default_address("table"))

@@ -1,4 +1,4 @@
-"""A played hand as a scenario file (SCENARIOS.md): the deal and every move, with what the
+"""A played hand as a scenario file (docs/scenarios.md): the deal and every move, with what the
 engine computed as the ``expect``. ``okey101 export-hand`` writes one from a table's hand record
 so that any dispute can be replayed with ``okey101 scenario run``.
 

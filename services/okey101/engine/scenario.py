@@ -1,5 +1,5 @@
-"""Rule scenarios (``../shared/SCENARIOS.md``): a position, the moves played from it, and what must
-follow.
+"""Rule scenarios (the format: docs/scenarios.md): a position, the moves played from it, and what
+must follow.
 
 This module is pure: it takes the file's parsed mapping (the command line reads the YAML) and
 returns what happened. A malformed scenario (an unknown tile, a third copy, an unknown preset, a

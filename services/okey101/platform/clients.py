@@ -1,10 +1,10 @@
 """Calling the other services: one channel per peer, opened lazily, with a service token.
 
-A service starts and reports SERVING without its peers running (DESIGN.md), so a channel is
-only opened on the first call. Channels use client-side round-robin (a ``dns:///`` target over a
-Kubernetes headless Service reaches every pod) and gRPC's own retry policy for UNAVAILABLE, which
-is what a draining pod answers; every state-changing call carries a ``request_id``, so a retried
-call is applied at most once.
+A service starts and reports SERVING without its peers running (docs/architecture.md), so a
+channel is only opened on the first call. Channels use client-side round-robin (a ``dns:///``
+target over a Kubernetes headless Service reaches every pod) and gRPC's own retry policy for
+UNAVAILABLE, which is what a draining pod answers; every state-changing call carries a
+``request_id``, so a retried call is applied at most once.
 
 Service tokens are signed by the calling service with the deployment's signing key (the local
 development key in local mode) and reused until a minute before they expire.
