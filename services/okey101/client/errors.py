@@ -19,8 +19,12 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 #: Codes worth retrying with the same request_id (common.proto: "UNAVAILABLE and
-#: DEADLINE_EXCEEDED are not answers, so such a call may be retried").
-RETRYABLE: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+#: DEADLINE_EXCEEDED are not answers, so such a call may be retried"). CANCELLED is not an
+#: answer either when this client did not cancel (it would see asyncio.CancelledError): a
+#: server stopping can cancel a call that was in transit as its listener closed.
+RETRYABLE: Final = frozenset(
+    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
+)
 
 
 @dataclass(frozen=True)
