@@ -60,10 +60,10 @@ def state_meld_remembered(
     """``state_meld_from_proto``, remembered by the message's bytes, the okey and the rule set
     (only a meld that was read whole: an error is raised afresh every time)."""
     key = (message.SerializeToString(), okey.indicator.id, id(rules))
-    item: TableMeld | None = READ_MELDS.get(key, rules)
+    item: TableMeld | None = READ_MELDS.owned(key, rules)
     if item is None:
         item = state_meld_from_proto(message, okey, rules, field)
-        READ_MELDS.put(key, item, rules)
+        READ_MELDS.remember_owned(key, rules, item)
     return item
 
 

@@ -21,34 +21,35 @@ from typing import Any, Final
 MELD_MEMORY_SIZE: Final = 4096
 
 
-class Memo:
+class Memo(dict[Hashable, Any]):
     """A dict of at most ``limit`` entries, emptied when full.
 
-    A key that names an object by ``id`` is stored with that object, its ``owner``, and answers
-    only for that very object: holding the owner keeps its id from being reused while the entry
-    lives. A key made of values alone has no owner (None).
+    A key made of values is read with the dict's own ``get`` (no Python frame on the hot path)
+    and written with ``remember``. A key that names an object by ``id`` is written with that
+    object, its owner (``remember_owned``), and read with ``owned``, which answers only for that
+    very object: holding the owner keeps its id from being reused while the entry lives.
     """
 
-    __slots__ = ("_entries", "limit")
+    __slots__ = ("limit",)
 
     def __init__(self, limit: int) -> None:
+        super().__init__()
         self.limit = limit
-        self._entries: dict[Hashable, tuple[object, Any]] = {}
 
-    def get(self, key: Hashable, owner: object = None) -> Any:
+    def remember(self, key: Hashable, value: object) -> None:
+        if len(self) >= self.limit:
+            self.clear()
+        self[key] = value
+
+    def owned(self, key: Hashable, owner: object) -> Any:
         """The value stored under ``key`` for this very ``owner``, or None."""
-        known = self._entries.get(key)
+        known = self.get(key)
         if known is None or known[0] is not owner:
             return None
         return known[1]
 
-    def put(self, key: Hashable, value: object, owner: object = None) -> None:
-        if len(self._entries) >= self.limit:
-            self._entries.clear()
-        self._entries[key] = (owner, value)
-
-    def __len__(self) -> int:
-        return len(self._entries)
+    def remember_owned(self, key: Hashable, owner: object, value: object) -> None:
+        self.remember(key, (owner, value))
 
 
 #: A HandState's table meld read whole: (its bytes, the indicator's id, id(rules)) -> TableMeld,
@@ -65,7 +66,8 @@ VIEW_MELD_BYTES: Final = Memo(MELD_MEMORY_SIZE)
 #: The four meld memories.
 MELD_MEMORIES: Final = (READ_MELDS, MELD_BYTES, STATE_MELD_BYTES, VIEW_MELD_BYTES)
 
-#: ``rules_from_proto``: (the RuleSet message's deterministic bytes, field) -> RuleSet.
+#: ``rules_from_proto``: a RuleSet message's deterministic bytes -> RuleSet (``field`` only
+#: names where an error is, and errors are never remembered).
 READ_RULES: Final = Memo(256)
 #: A rule set's message by identity: id(rules) -> RuleSet message, owned by the RuleSet. Tried
 #: first: states read from requests share the RuleSet ``READ_RULES`` holds, and hashing or

@@ -78,11 +78,10 @@ def rules_from_proto(message: common_pb2.RuleSet, *, field: str = "rules") -> Ru
     few rule sets again and again: answers are remembered by the message's bytes.
     """
     data = message.SerializeToString(deterministic=True)
-    key = (data, field)
-    rules: RuleSet | None = READ_RULES.get(key)
+    rules: RuleSet | None = READ_RULES.get(data)
     if rules is None:
         rules = _rules_from_message(common_pb2.RuleSet.FromString(data), field)
-        READ_RULES.put(key, rules)
+        READ_RULES.remember(data, rules)
     return rules
 
 
@@ -136,12 +135,14 @@ def rules_to_proto(rules: RuleSet) -> common_pb2.RuleSet:
 
 def rules_message(rules: RuleSet) -> common_pb2.RuleSet:
     """``rules_to_proto(rules)``, built once per rule set: shared, so callers copy it."""
-    known: common_pb2.RuleSet | None = RULES_MESSAGES.get(id(rules), rules)
-    if known is not None:
-        return known
+    # ``RULES_MESSAGES.owned(id(rules), rules)`` written out: this runs twice a move.
+    known = RULES_MESSAGES.get(id(rules))
+    if known is not None and known[0] is rules:
+        message_known: common_pb2.RuleSet = known[1]
+        return message_known
     message: common_pb2.RuleSet | None = RULES_MESSAGES_BY_VALUE.get(rules)
     if message is None:
         message = rules_to_proto(rules)
-        RULES_MESSAGES_BY_VALUE.put(rules, message)
-    RULES_MESSAGES.put(id(rules), message, rules)  # holding ``rules`` keeps its id unique
+        RULES_MESSAGES_BY_VALUE.remember(rules, message)
+    RULES_MESSAGES.remember_owned(id(rules), rules, message)  # ``rules`` keeps its id unique
     return message

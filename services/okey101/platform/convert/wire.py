@@ -31,17 +31,17 @@ from okey101.platform.convert.tiles import FACE_MESSAGES, TILE_MESSAGES
 def meld_bytes(meld: Meld, okey: Okey) -> bytes:
     """``meld_to_proto(meld, okey)``, serialized and remembered."""
     key = (id(meld), okey.face)
-    data: bytes | None = MELD_BYTES.get(key, meld)
+    data: bytes | None = MELD_BYTES.owned(key, meld)
     if data is None:
         data = meld_to_proto(meld, okey).SerializeToString()
-        MELD_BYTES.put(key, data, meld)
+        MELD_BYTES.remember_owned(key, meld, data)
     return data
 
 
 def state_meld_bytes(item: TableMeld) -> bytes:
     """A HandState holding just ``item`` in its table, serialized and remembered."""
     key = (id(item),)
-    data: bytes | None = STATE_MELD_BYTES.get(key, item)
+    data: bytes | None = STATE_MELD_BYTES.owned(key, item)
     if data is None:
         meld = item.meld
         message = common_pb2.HandState()
@@ -57,21 +57,21 @@ def state_meld_bytes(item: TableMeld) -> bytes:
             else:
                 added.tiles.add(tile_id=tile.id, stands_for=FACE_MESSAGES[stands])
         data = message.SerializeToString()
-        STATE_MELD_BYTES.put(key, data, item)
+        STATE_MELD_BYTES.remember_owned(key, item, data)
     return data
 
 
 def view_meld_bytes(index: int, meld: Meld, owner: int, okey: Okey) -> bytes:
     """A SeatView holding just this table meld, serialized and remembered."""
     key = (id(meld), okey.face, index, owner)
-    data: bytes | None = VIEW_MELD_BYTES.get(key, meld)
+    data: bytes | None = VIEW_MELD_BYTES.owned(key, meld)
     if data is None:
         message = common_pb2.SeatView()
         message.table.add(index=index, owner_seat=owner).meld.MergeFromString(
             meld_bytes(meld, okey)
         )
         data = message.SerializeToString()
-        VIEW_MELD_BYTES.put(key, data, meld)
+        VIEW_MELD_BYTES.remember_owned(key, meld, data)
     return data
 
 
