@@ -57,7 +57,7 @@ _KNOB_ENUMS: Final = _knob_enum_tables()
 #: API's int32 points (the engine takes any integer; see the module docstring of ``rules``).
 KNOB_LIMIT: Final = 100_000
 #: Integer knobs that are counts, minimums or durations: never negative.
-_COUNT_KNOBS: Final = frozenset(
+COUNT_KNOBS: Final = frozenset(
     {
         "opening_min_points",
         "opening_min_pairs",
@@ -110,7 +110,7 @@ def _rules_from_message(message: common_pb2.RuleSet, field: str) -> RuleSet:
             overrides[knob] = member
         elif message.HasField(knob):
             value = getattr(message, knob)
-            low = 0 if knob in _COUNT_KNOBS else -KNOB_LIMIT
+            low = 0 if knob in COUNT_KNOBS else -KNOB_LIMIT
             if not isinstance(value, bool) and not low <= value <= KNOB_LIMIT:
                 raise InvalidInput(
                     "BAD_RULE_VALUE", rule=knob, value=str(value), field=f"{field}.{knob}"
