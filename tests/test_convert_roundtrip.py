@@ -170,6 +170,12 @@ def plain_penalties(reasons: Sequence[PenaltyReason]) -> list[Any]:
     return [plain_enum("PENALTY_REASON", reason) for reason in reasons]
 
 
+def turn_flags(state: HandState) -> dict[str, Any]:
+    """What the seat to move did this turn, but the tile it took (HandStateTurn, TurnProgress)."""
+    names = ("taken_unopened", "gave_back", "opened", "laid_off", "took_okey")
+    return {name: getattr(state.this_turn, name) for name in names}
+
+
 def plain_hand_state(state: HandState) -> common_pb2.HandState:
     turn = state.this_turn
     message = common_pb2.HandState(
@@ -194,13 +200,7 @@ def plain_hand_state(state: HandState) -> common_pb2.HandState:
         table=[plain_state_meld(item) for item in state.table],
         stock_tile_ids=[tile.id for tile in state.stock],
         turn_number=state.turn_number,
-        this_turn=common_pb2.HandStateTurn(
-            taken_unopened=turn.taken_unopened,
-            gave_back=turn.gave_back,
-            opened=turn.opened,
-            laid_off=turn.laid_off,
-            took_okey=turn.took_okey,
-        ),
+        this_turn=common_pb2.HandStateTurn(**turn_flags(state)),
     )
     if turn.taken is not None:
         message.this_turn.taken_tile_id = turn.taken.id
@@ -245,13 +245,7 @@ def plain_seat_view(state: HandState, seat: int | None) -> common_pb2.SeatView:
             )
             for index, public in enumerate(state.seats)
         ],
-        turn_progress=common_pb2.TurnProgress(
-            taken_unopened=turn.taken_unopened,
-            gave_back=turn.gave_back,
-            opened=turn.opened,
-            laid_off=turn.laid_off,
-            took_okey=turn.took_okey,
-        ),
+        turn_progress=common_pb2.TurnProgress(**turn_flags(state)),
     )
     if turn.taken is not None:
         message.turn_progress.taken.CopyFrom(plain_tile(turn.taken, okey))
