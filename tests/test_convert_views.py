@@ -19,6 +19,7 @@ from okey101.engine.rules import RuleSet
 from okey101.engine.solver import playable_faces
 from okey101.engine.tiles import ALL_TILES, Okey, copies_of, parse_face
 from okey101.platform import convert
+from okey101.platform.convert import memo, wire
 from okey101.rules import service as rules_service
 
 PRESETS = ("oyna", "boombala", "north_sultan")
@@ -131,7 +132,7 @@ def test_rack_entries_and_costly_tiles_by_face_are_those_tile_by_tile() -> None:
         okey = Okey(indicator)
         for size in (0, 1, 3, 8, 52):
             playable = frozenset(rng.sample(range(52), size) + [okey.face] * rng.randrange(2))
-            entries = convert._rack_entries_for(okey, playable)
+            entries = wire.rack_entries_for(okey, playable)
             costly = view_module._costly_ids(okey, playable)
             for tile in ALL_TILES:
                 wild = okey.is_wild(tile)
@@ -181,7 +182,8 @@ def test_a_remembered_meld_is_checked_again_under_another_okey_or_rule_set() -> 
 def test_the_meld_memories_are_bounded_and_answer_the_same_after_forgetting(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(convert, "MELD_MEMORY_SIZE", 3)
+    for memory in memo.MELD_MEMORIES:
+        monkeypatch.setattr(memory, "limit", 3)
     states = [s for s in playout_states("oyna", 400) if s.table]
     assert states
     for state in states[-10:]:
@@ -190,8 +192,8 @@ def test_the_meld_memories_are_bounded_and_answer_the_same_after_forgetting(
         assert convert.hand_state_from_proto(message) == state
         assert convert.hand_state_to_proto(convert.hand_state_from_proto(message)) == message
         assert convert.seat_views_to_proto(state) == (views, spectator)
-    for memory in (convert._READ_MELDS, convert._MELD_BYTES, convert._VIEW_MELD_BYTES):
-        assert len(memory._entries) <= 3
+    for memory in memo.MELD_MEMORIES:
+        assert len(memory) <= 3
 
 
 @pytest.mark.parametrize("preset", PRESETS)
