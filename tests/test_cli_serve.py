@@ -16,9 +16,10 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from okey.v1 import common_pb2, rules_pb2, rules_pb2_grpc
 
-from okey101.bench.rules_bench import free_port, wait_serving_sync
-from okey101.cli import built_services, main
+from okey101.cli import main
 from okey101.platform.auth import TokenIssuer, dev_signing_key
+from okey101.services import built_services
+from okey101.stack import free_port, wait_serving_sync
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,6 +85,6 @@ def test_wait_serving_gives_up() -> None:
 
 
 async def _wait_nothing() -> None:
-    from okey101.bench.rules_bench import wait_serving
+    from okey101.stack import wait_serving
 
     await wait_serving(f"127.0.0.1:{free_port()}", timeout=0.5)

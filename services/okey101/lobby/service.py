@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import json
 import re
-import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, NoReturn, TypeVar
@@ -81,7 +80,7 @@ from okey101.platform.database import Database, is_transient
 from okey101.platform.errors import Language, request_language
 from okey101.platform.handlers import Context
 from okey101.platform.logs import configure_logging, get_logger
-from okey101.platform.server import ServerHandle
+from okey101.platform.server import ServerHandle, until_signalled
 
 NAME: Final = "lobby"
 SERVICE_NAME: Final = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name
@@ -1049,39 +1048,7 @@ async def _housekeeping(repository: LobbyRepository) -> None:
 async def serve_lobby(settings: Settings) -> None:
     """Run the lobby until SIGTERM or SIGINT, then drain and stop (as ``platform.server``)."""
     lobby = await open_lobby(settings)
-    loop = asyncio.get_running_loop()
-    signalled = asyncio.Event()
-    pending: set[asyncio.Future[None]] = set()
-
-    def on_signal(number: int) -> None:
-        if signalled.is_set():
-            _log.warning("second signal: stopping now", signal=signal.Signals(number).name)
-            pending.add(asyncio.ensure_future(lobby.handle.stop_now()))
-            return
-        _log.info("signal received", signal=signal.Signals(number).name)
-        signalled.set()
-
-    for number in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(number, on_signal, number)
-    try:
-        await signalled.wait()
-        await lobby.stop()
-    finally:
-        for number in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(ValueError, RuntimeError):
-                loop.remove_signal_handler(number)
-
-
-def main(settings: Settings) -> int:
-    """``serve_lobby`` in its own event loop: 0 after a graceful stop, 1 if it could not start
-    (the reason logged)."""
-    try:
-        asyncio.run(serve_lobby(settings))
-    except ConfigError as error:
-        configure_logging(settings.log_format, settings.log_level)
-        _log.error("cannot start", reason=str(error))
-        return 1
-    return 0
+    await until_signalled(lobby.handle, lobby.stop)
 
 
 __all__ = [
@@ -1093,7 +1060,6 @@ __all__ = [
     "LobbyServicer",
     "Options",
     "access_policy",
-    "main",
     "open_lobby",
     "published_jwks",
     "register",

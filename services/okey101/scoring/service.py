@@ -20,7 +20,6 @@ Decisions where scoring.proto leaves room:
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Final, TypeVar
 
@@ -37,7 +36,7 @@ from okey101.platform.config import ConfigError, Settings
 from okey101.platform.database import Database, is_transient
 from okey101.platform.errors import abort_with, request_language
 from okey101.platform.handlers import Context
-from okey101.platform.logs import configure_logging, get_logger
+from okey101.platform.logs import get_logger
 from okey101.platform.server import serve
 from okey101.scoring import paging, ratings
 from okey101.scoring.errors import Invalid, NotReady
@@ -352,18 +351,6 @@ async def serve_scoring(settings: Settings) -> None:
         await database.dispose()
 
 
-def main(settings: Settings) -> int:
-    """``serve_scoring`` in its own event loop: 0 after a graceful stop, 1 if it could not
-    start (the reason logged)."""
-    try:
-        asyncio.run(serve_scoring(settings))
-    except ConfigError as error:
-        configure_logging(settings.log_format, settings.log_level)
-        _log.error("cannot start", reason=str(error))
-        return 1
-    return 0
-
-
 __all__ = [
     "ACCESS",
     "DEFAULT_MIN_MATCHES",
@@ -371,7 +358,6 @@ __all__ = [
     "SERVICE_NAME",
     "ScoringServicer",
     "access_policy",
-    "main",
     "register",
     "serve_scoring",
 ]
