@@ -152,23 +152,12 @@ def test_the_serve_path_of_each_service_loads_that_service_alone(
     """What ``okey101 serve SERVICE`` imports before it serves: the command line, the platform
     and the service's serving coroutine, without the extras; no other service, no client, no
     benchmark."""
-    listing = tmp_path / "modules.json"
-    program = WITHOUT_EXTRAS + (
+    modules = _loaded_without_extras(
         "import okey101.cli, okey101.platform.server\n"
         "from okey101.services import serving\n"
-        f"serving({service!r})\n"
+        f"serving({service!r})\n",
+        tmp_path,
     )
-    env = {**os.environ, "OKEY_TEST_MODULES": str(listing)}
-    result = subprocess.run(
-        [sys.executable, "-c", program],
-        check=False,
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    modules = json.loads(listing.read_text())
     loaded = {name.split(".")[1] for name in modules if name.startswith("okey101.")}
     assert service in loaded
     assert loaded & set(SERVICES) == {service}
@@ -184,7 +173,7 @@ def test_the_command_line_needs_no_extra_for_help_and_usage(tmp_path: Path) -> N
         ["bench", "load", "--help"], ["bench", "solver", "--help"], ["scenario", "--help"],
         ["best-opening", "--help"], ["verify-deal", "--help"], ["export-hand", "--help"],
     ]  # fmt: skip
-    program = WITHOUT_EXTRAS + (
+    program = (
         "import contextlib, io\n"
         "from okey101.cli import main\n"
         "for argv in json.loads(sys.argv[1]):\n"
@@ -195,14 +184,21 @@ def test_the_command_line_needs_no_extra_for_help_and_usage(tmp_path: Path) -> N
         "            status = exit_.code\n"
         "    assert status == 0, (argv, status)\n"
     )
-    env = {**os.environ, "OKEY_TEST_MODULES": str(tmp_path / "modules.json")}
+    assert _forbidden(_loaded_without_extras(program, tmp_path, json.dumps(helps))) == []
+
+
+def _loaded_without_extras(program: str, tmp_path: Path, *args: str) -> list[str]:
+    """Run ``program`` in a Python of its own without the extras' packages (it must exit 0);
+    the modules it had loaded when it ended."""
+    listing = tmp_path / "modules.json"
     result = subprocess.run(
-        [sys.executable, "-c", program, json.dumps(helps)],
+        [sys.executable, "-c", WITHOUT_EXTRAS + program, *args],
         check=False,
         cwd=ROOT,
-        env=env,
+        env={**os.environ, "OKEY_TEST_MODULES": str(listing)},
         capture_output=True,
         text=True,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert _forbidden(json.loads((tmp_path / "modules.json").read_text())) == []
+    names: list[str] = json.loads(listing.read_text())
+    return names

@@ -27,11 +27,9 @@ import grpc.aio
 from grpc_status import rpc_status
 from okey.v1 import common_pb2, lobby_pb2, lobby_pb2_grpc, table_pb2
 from prometheus_client import Counter
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.exc import DBAPIError
 
 from okey101.engine.errors import OkeyError
-from okey101.lobby import paging
 from okey101.lobby import tournaments as bracket
 from okey101.lobby.credentials import Passwords
 from okey101.lobby.errors import (
@@ -61,7 +59,7 @@ from okey101.lobby.repository import (
     timestamp,
 )
 from okey101.lobby.workers import Matchmaker, TournamentDriver
-from okey101.platform import convert
+from okey101.platform import convert, paging
 from okey101.platform.auth import (
     Access,
     AccessPolicy,
@@ -76,7 +74,7 @@ from okey101.platform.auth import (
 )
 from okey101.platform.clients import Peers
 from okey101.platform.config import ConfigError, Settings
-from okey101.platform.database import Database, is_transient
+from okey101.platform.database import Database, outage_as
 from okey101.platform.errors import Language, request_language
 from okey101.platform.handlers import Context
 from okey101.platform.logs import configure_logging, get_logger
@@ -300,15 +298,8 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         try:
             if not self.ready:
                 raise NotReady("SERVICE_STARTING")
-            try:
+            with outage_as(NotReady, log=_log):
                 return await work()
-            except (OperationalError, InterfaceError, PoolTimeout) as error:
-                _log.warning("database unavailable", error=type(error).__name__)
-                raise NotReady("DATABASE_UNAVAILABLE") from None
-            except DBAPIError as error:
-                if not is_transient(error):
-                    raise
-                raise NotReady("DATABASE_UNAVAILABLE") from None
         except OkeyError as error:
             await _abort(context, error, language)
         except PeerError as error:

@@ -26,19 +26,18 @@ from typing import Final, TypeVar
 import grpc.aio
 from okey.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
 from prometheus_client import Counter
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.exc import DBAPIError
 
 from okey101.engine.errors import OkeyError
-from okey101.platform import convert
+from okey101.platform import convert, paging
 from okey101.platform.auth import Access, AccessPolicy, current_claims
 from okey101.platform.config import ConfigError, Settings
-from okey101.platform.database import Database, is_transient
+from okey101.platform.database import Database, outage_as
 from okey101.platform.errors import abort_with, request_language
 from okey101.platform.handlers import Context
 from okey101.platform.logs import get_logger
 from okey101.platform.server import serve
-from okey101.scoring import paging, ratings
+from okey101.scoring import ratings
 from okey101.scoring.errors import Invalid, NotReady
 from okey101.scoring.repository import (
     PRESETS,
@@ -146,15 +145,8 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
         try:
             if not self.ready:
                 raise NotReady("SERVICE_STARTING")
-            try:
+            with outage_as(NotReady, log=_log):
                 return await work()
-            except (OperationalError, InterfaceError, PoolTimeout) as error:
-                _log.warning("database unavailable", error=type(error).__name__)
-                raise NotReady("DATABASE_UNAVAILABLE") from None
-            except DBAPIError as error:
-                if not is_transient(error):
-                    raise
-                raise NotReady("DATABASE_UNAVAILABLE") from None
         except OkeyError as error:
             await abort_with(context, error, language)
 
