@@ -1,7 +1,7 @@
 """``play``, ``watch`` and ``simulate``: clients of the public API (``okey101.client``).
 
-The client is imported by the handlers only: the servers' image has neither it nor its extra
-(``client``: Textual and Rich), and its ``okey101 --help`` still lists these commands.
+The client is imported by the handlers only: the servers' image has no ``client`` extra
+(Textual and Rich), and ``okey101 --help`` there still lists these commands.
 """
 
 from __future__ import annotations
