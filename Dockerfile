@@ -21,7 +21,8 @@ ENV PIP_NO_CACHE_DIR=1 \
 WORKDIR /src
 RUN python -m venv /opt/okey101
 
-# Dependencies first (pinned in pyproject.toml), so a change of code reuses this layer.
+# Dependencies first (pinned in pyproject.toml), so a change of code reuses this layer: the
+# servers' `dependencies` only, none of the extras (the terminal client, the benchmarks, the tests).
 COPY pyproject.toml ./
 RUN python -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' > /tmp/requirements.txt \
     && pip install --requirement /tmp/requirements.txt

@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+EXTRAS := client,bench,test
 # Generated gRPC code (never committed): protos/ -> build/gen, importable as `okey.v1`.
 PROTOS := $(wildcard protos/okey/v1/*.proto)
 GEN := build/gen
@@ -26,8 +27,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The package with the extras local use and the tests need: the terminal client, the
+# benchmarks' reference and the test tools (the servers' image has none of them: Dockerfile).
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
 # Regenerated only when a proto (or the installed toolchain) is newer than the stamp. The .pth

@@ -37,10 +37,8 @@ from grpc_status import rpc_status
 from okey.v1 import bot_pb2, bot_pb2_grpc, common_pb2
 from threaded_server import ThreadedServer
 
-from okey101.bench.rules_bench import free_port, wait_serving_sync
 from okey101.bot import ACCESS, SERVICE_NAME, register
 from okey101.bot.service import METHOD_ACCESS
-from okey101.cli import built_services
 from okey101.engine.actions import Action, Discard, Draw, GiveBack, TakeDiscard
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import OkeyError
@@ -52,6 +50,8 @@ from okey101.engine.view import view
 from okey101.platform import convert
 from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, dev_signing_key, jwks_of
 from okey101.platform.errors import DOMAIN
+from okey101.services import built_services
+from okey101.stack import free_port, wait_serving_sync
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = SigningKey.generate()

@@ -16,9 +16,10 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from okey.v1 import common_pb2, rules_pb2, rules_pb2_grpc
 
-from okey101.bench.rules_bench import free_port, wait_serving_sync
-from okey101.cli import built_services, main
+from okey101.cli import main
 from okey101.platform.auth import TokenIssuer, dev_signing_key
+from okey101.services import SERVICES, built_services
+from okey101.stack import free_port, wait_serving_sync
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,6 +85,120 @@ def test_wait_serving_gives_up() -> None:
 
 
 async def _wait_nothing() -> None:
-    from okey101.bench.rules_bench import wait_serving
+    from okey101.stack import wait_serving
 
     await wait_serving(f"127.0.0.1:{free_port()}", timeout=0.5)
+
+
+# --------------------------------------------------------------------------------------------
+# What a server loads: its own service, never the client or the benchmarks, none of their extras
+
+#: Modules a server must not load: the terminal client, the benchmarks, and the packages of the
+#: ``client`` and ``bench`` extras, which the servers' image does not install. (Rich is left
+#: out: structlog uses it when it is installed, and does without it in the image.)
+NOT_IN_A_SERVER = ("okey101.client", "okey101.bench", "textual", "highspy")
+
+#: Run before the command line: the extras' packages cannot be imported (as in the servers'
+#: image), and the modules loaded are written to the file named by OKEY_TEST_MODULES at exit.
+WITHOUT_EXTRAS = """
+import atexit, json, os, sys
+for name in ("textual", "rich", "highspy"):
+    sys.modules[name] = None  # `import textual` now raises ImportError
+
+def loaded():
+    names = sorted(name for name, module in sys.modules.items() if module is not None)
+    with open(os.environ["OKEY_TEST_MODULES"], "w") as out:
+        json.dump(names, out)
+
+atexit.register(loaded)
+"""
+
+
+def _forbidden(modules: list[str]) -> list[str]:
+    return [
+        name
+        for name in modules
+        if any(name == root or name.startswith(root + ".") for root in NOT_IN_A_SERVER)
+    ]
+
+
+def test_serve_rules_runs_without_the_extras_and_loads_neither_client_nor_bench(
+    tmp_path: Path,
+) -> None:
+    port, metrics = free_port(), free_port()
+    listing = tmp_path / "modules.json"
+    program = WITHOUT_EXTRAS + "from okey101.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+    command = [
+        sys.executable, "-c", program, "serve", "rules",
+        "--port", str(port), "--metrics-port", str(metrics), "--var-dir", str(tmp_path),
+    ]  # fmt: skip
+    env = {**os.environ, "OKEY_LOG_FORMAT": "json", "OKEY_TEST_MODULES": str(listing)}
+    child = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE)
+    try:
+        wait_serving_sync(f"127.0.0.1:{port}", timeout=60)
+    finally:
+        child.send_signal(signal.SIGTERM)
+        _out, err = child.communicate(timeout=30)
+    assert child.returncode == 0, err.decode()[-2000:]
+    modules = json.loads(listing.read_text())
+    assert "okey101.rules.service" in modules and "okey101.platform.server" in modules
+    assert _forbidden(modules) == []
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_the_serve_path_of_each_service_loads_that_service_alone(
+    service: str, tmp_path: Path
+) -> None:
+    """What ``okey101 serve SERVICE`` imports before it serves: the command line, the platform
+    and the service's serving coroutine, without the extras; no other service, no client, no
+    benchmark."""
+    modules = _loaded_without_extras(
+        "import okey101.cli, okey101.platform.server\n"
+        "from okey101.services import serving\n"
+        f"serving({service!r})\n",
+        tmp_path,
+    )
+    loaded = {name.split(".")[1] for name in modules if name.startswith("okey101.")}
+    assert service in loaded
+    assert loaded & set(SERVICES) == {service}
+    assert _forbidden(modules) == []
+
+
+def test_the_command_line_needs_no_extra_for_help_and_usage(tmp_path: Path) -> None:
+    """``okey101 --help`` (the image checks it at build) and every command's own help work
+    without the client's and the benchmarks' packages: commands import what they run."""
+    helps = [
+        ["--help"], ["serve", "rules", "--help"], ["up", "--help"], ["migrate", "--help"],
+        ["play", "--help"], ["watch", "--help"], ["simulate", "--help"], ["bench", "--help"],
+        ["bench", "load", "--help"], ["bench", "solver", "--help"], ["scenario", "--help"],
+        ["best-opening", "--help"], ["verify-deal", "--help"], ["export-hand", "--help"],
+    ]  # fmt: skip
+    program = (
+        "import contextlib, io\n"
+        "from okey101.cli import main\n"
+        "for argv in json.loads(sys.argv[1]):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        try:\n"
+        "            status = main(argv)\n"
+        "        except SystemExit as exit_:\n"
+        "            status = exit_.code\n"
+        "    assert status == 0, (argv, status)\n"
+    )
+    assert _forbidden(_loaded_without_extras(program, tmp_path, json.dumps(helps))) == []
+
+
+def _loaded_without_extras(program: str, tmp_path: Path, *args: str) -> list[str]:
+    """Run ``program`` in a Python of its own without the extras' packages (it must exit 0);
+    the modules it had loaded when it ended."""
+    listing = tmp_path / "modules.json"
+    result = subprocess.run(
+        [sys.executable, "-c", WITHOUT_EXTRAS + program, *args],
+        check=False,
+        cwd=ROOT,
+        env={**os.environ, "OKEY_TEST_MODULES": str(listing)},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    names: list[str] = json.loads(listing.read_text())
+    return names

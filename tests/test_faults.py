@@ -1,5 +1,5 @@
 """Faults under play: the whole stack as five ``okey101 serve`` processes (lobby, table,
-scoring, rules, bot; ``okey101.client.stack``), tables seated through the lobby and played
+scoring, rules, bot; ``okey101.stack``), tables seated through the lobby and played
 through the public API by the test's clients (``okey101.bench.load_stack``: each seat's view,
 the engine's random bot deciding in the test, TableService.Act with the view's state_version;
 a call that finds no server is retried unchanged, same request id, as common.proto allows).
@@ -68,9 +68,8 @@ from okey101.bench.load_stack import (
     host_table,
     login_guests,
 )
-from okey101.bench.rules_bench import free_port, wait_serving
 from okey101.client.errors import Rejection
-from okey101.client.stack import LocalStack, local_stack
+from okey101.stack import LocalStack, free_port, local_stack, wait_serving
 
 pytestmark = pytest.mark.slow
 SOAK = os.environ.get("OKEY_SOAK") == "1"

@@ -33,8 +33,8 @@ from okey101.bench.load_stack import (
     rate_limit_wait,
     stack_environment,
 )
-from okey101.client.stack import LocalStack, local_stack
 from okey101.platform.errors import ResourceExhausted, Unavailable, to_grpc_status
+from okey101.stack import LocalStack, local_stack
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -38,10 +38,11 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from okey101.cli import SERVICES, build_parser
+from okey101.cli import build_parser
 from okey101.platform.auth import TokenIssuer, load_signing_key, verifier_for
 from okey101.platform.config import SERVICE_PORTS, SETTINGS, load_settings
 from okey101.platform.database import database_url
+from okey101.services import SERVICES
 from okey101.table.service import TableOptions
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -99,3 +99,20 @@ def test_the_build_context_is_only_what_the_image_is_built_from() -> None:
     # Nothing local leaks in: the virtual environment, git, local databases, build output.
     for name in (".venv", ".git", "var", "build", "k8s", "tests"):
         assert name not in allowed
+
+
+def test_the_image_installs_the_servers_dependencies_and_no_extra() -> None:
+    installs = [args for word, args in _instructions() if word == "RUN" and "pip install" in args]
+    assert any('["project"]["dependencies"]' in args for args in installs), installs
+    # No `pip install '.[client]'` or the like: what pip installs names no extra.
+    assert not any("[" in args.split("pip install", 1)[1].split("&&")[0] for args in installs)
+    # The client's and the benchmarks' packages are extras, not the servers' dependencies.
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    servers = {_package(requirement) for requirement in project["dependencies"]}
+    for extra in ("client", "bench"):
+        wanted = {_package(requirement) for requirement in project["optional-dependencies"][extra]}
+        assert wanted and not wanted & servers, (extra, wanted & servers)
+
+
+def _package(requirement: str) -> str:
+    return re.split(r"[\[=<>~! ;]", requirement, maxsplit=1)[0].lower()

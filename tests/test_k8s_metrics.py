@@ -1,11 +1,11 @@
 """The Grafana dashboard and the PrometheusRules (k8s/components/monitoring) name only metrics the
 services really export, and use them as their types allow.
 
-Every built service (``okey101.cli.built_services()``) is started as a process of its own on free
-ports and its ``/metrics`` scraped; a service not built yet is skipped with a message, but its
-metric module (``okey101.<service>.metrics``), if it has one, is read instead, so the check is
-meaningful before the service lands and complete once it does. Every query is parsed as PromQL
-(promql-parser); metric names come from its selectors, not from a regular expression.
+Every built service (``okey101.services.built_services()``) is started as a process of its own
+on free ports and its ``/metrics`` scraped; a service not built yet is skipped with a message,
+but its metric module (``okey101.<service>.metrics``), if it has one, is read instead, so the
+check is meaningful before the service lands and complete once it does. Every query is parsed as
+PromQL (promql-parser); metric names come from its selectors, not from a regular expression.
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ import yaml
 from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.parser import text_string_to_metric_families
 
-from okey101.bench.rules_bench import free_port, process, wait_serving
-from okey101.cli import SERVICES, built_services
+from okey101.bench.rules_bench import process
+from okey101.services import SERVICES, built_services
+from okey101.stack import free_port, wait_serving
 
 ROOT = Path(__file__).resolve().parent.parent
 MONITORING = ROOT / "k8s" / "components" / "monitoring"

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from okey101.cli import SERVICES, main
+from okey101.cli import main
+from okey101.services import SERVICES
 
 
 def _has_history(service: str) -> bool:

@@ -39,7 +39,6 @@ from okey.v1 import common_pb2, lobby_pb2, lobby_pb2_grpc
 from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
 
-from okey101.cli import built_services
 from okey101.lobby import Limits, Lobby, Options, start_lobby
 from okey101.lobby.errors import CATALOGUE
 from okey101.lobby.models import metadata, players, queue, refresh_tokens, requests
@@ -53,6 +52,7 @@ from okey101.platform.auth import (
 )
 from okey101.platform.config import Settings, settings_for_tests
 from okey101.platform.database import Database
+from okey101.services import built_services
 
 TEST_DATABASE_ENV = "OKEY_TEST_DATABASE_URL"
 PASSWORD = "correct horse battery"
@@ -1048,7 +1048,7 @@ def test_migrated_schema_matches_the_models(database_url: str) -> None:
 
 def test_serve_lobby_starts_alone_serves_the_jwks_and_stops_on_sigterm(tmp_path: Path) -> None:
     """``okey101 serve lobby`` with nothing else running: SERVING, the JWKS over HTTP, exit 0."""
-    from okey101.bench.rules_bench import free_port
+    from okey101.stack import free_port
 
     assert "lobby" in built_services()
     port, metrics, jwks_port = free_port(), free_port(), free_port()
@@ -1060,7 +1060,7 @@ def test_serve_lobby_starts_alone_serves_the_jwks_and_stops_on_sigterm(tmp_path:
     ]  # fmt: skip
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     try:
-        from okey101.bench.rules_bench import wait_serving_sync
+        from okey101.stack import wait_serving_sync
 
         wait_serving_sync(f"127.0.0.1:{port}", timeout=60)
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:

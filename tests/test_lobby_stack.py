@@ -48,13 +48,13 @@ from test_lobby_service import (
     run,
 )
 
-from okey101.bench.rules_bench import free_port, wait_serving
 from okey101.engine.bots import fallback_decision
 from okey101.lobby.models import queue, tournament_leases, tournament_tables
 from okey101.platform import convert
 from okey101.platform.auth import TokenIssuer, dev_signing_key
 from okey101.platform.database import Database
 from okey101.platform.server import ServerHandle
+from okey101.stack import free_port, wait_serving
 from okey101.table.runtime import start_table
 from okey101.table.service import TableOptions
 

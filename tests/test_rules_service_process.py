@@ -26,8 +26,9 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 from okey.v1 import common_pb2, rules_pb2, rules_pb2_grpc
 
-from okey101.bench.rules_bench import _apply_request, free_port, wait_serving_sync
+from okey101.bench.rules_bench import _apply_request
 from okey101.platform.auth import SigningKey, TokenIssuer, dev_signing_key
+from okey101.stack import free_port, wait_serving_sync
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVICE = "okey.v1.RulesService"

@@ -780,14 +780,18 @@ def test_leaderboard_pages_stay_stable_while_players_are_inserted(
     run(scenario())
 
 
-def test_python_m_starts_migrates_and_stops_gracefully(tmp_path: Path) -> None:
-    """``python -m okey101.scoring --port 0`` migrates its SQLite file under the var dir, turns
+def test_okey101_serve_scoring_starts_migrates_and_stops_gracefully(tmp_path: Path) -> None:
+    """``okey101 serve scoring --port 0`` migrates its SQLite file under the var dir, turns
     SERVING, and exits 0 on SIGTERM."""
     env = {**os.environ, "OKEY_VAR_DIR": str(tmp_path), "OKEY_LOG_FORMAT": "json"}
     env.pop("OKEY_DATABASE_URL", None)
     env.pop("OKEY_SCORING_DATABASE_URL", None)
+    command = [
+        sys.executable, "-m", "okey101.cli", "serve", "scoring",
+        "--port", "0", "--metrics-port", "0",
+    ]  # fmt: skip
     process = subprocess.Popen(
-        [sys.executable, "-m", "okey101.scoring", "--port", "0", "--metrics-port", "0"],
+        command,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -28,13 +28,13 @@ from okey.v1 import common_pb2, table_pb2, table_pb2_grpc
 from service_stack import peer_services
 from test_table_service import TEST_DATABASE_ENV, postgres_database
 
-from okey101.bench.rules_bench import free_port, wait_serving
 from okey101.engine.bots import BotLevel, decide
 from okey101.engine.deal import deal
 from okey101.engine.hand import apply
 from okey101.engine.tiles import tile_by_id
 from okey101.platform import convert
 from okey101.platform.auth import TokenIssuer, dev_signing_key
+from okey101.stack import free_port, wait_serving
 
 pytestmark = pytest.mark.slow
 PLAYERS = ("ada", "bea", "cem", "deniz")

@@ -4,5 +4,6 @@
   without the engine's meld or solver code, to check the solver against.
 - ``solver_bench``: ``okey101 bench solver``, timing the solver and the reference on random deals.
 
-``highspy`` is a test/benchmark dependency: it is imported inside the functions that need it.
+``highspy`` is the ``bench`` extra (``make install`` adds it; the servers' image has none): it is
+imported inside the functions that need it. No server imports this package.
 """

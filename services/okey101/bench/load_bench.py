@@ -1,7 +1,7 @@
 """``okey101 bench load``: the whole stack, five processes, played by many tables at once.
 
 The lobby, table, scoring, rules and bot services run as ``okey101 serve`` processes of their
-own on free ports (``okey101.client.stack``), local mode, with one temporary PostgreSQL
+own on free ports (``okey101.stack``), local mode, with one temporary PostgreSQL
 database per stateful service on ``OKEY_TEST_DATABASE_URL``'s server (default
 ``postgresql://postgres@127.0.0.1:5432/test``; dropped afterwards), or SQLite files with
 ``--sqlite``. The table's bots move at once and the next hand is dealt at once.
@@ -293,7 +293,7 @@ def run(
     database_url: str | None = None,
 ) -> dict[str, Any]:
     """Start the stack, play, audit, stop; the figures (module docstring)."""
-    from okey101.client.stack import local_stack
+    from okey101.stack import local_stack
 
     load_before = load_stack.load_average()
     base = (

@@ -3,7 +3,7 @@
 - ``temporary_databases``: one PostgreSQL database per stateful service (lobby, table, scoring)
   on a server the caller names, created for the run and dropped (``WITH (FORCE)``) after it.
 - ``stack_environment``: the settings the five ``okey101 serve`` processes get
-  (``okey101.client.stack.local_stack`` starts them on free ports, one var dir, local mode).
+  (``okey101.stack.local_stack`` starts them on free ports, one var dir, local mode).
 - ``StackClient``: channels to the public services, a service token, and ``rpc`` (one call,
   retried unchanged on UNAVAILABLE and DEADLINE_EXCEEDED, as common.proto allows: the request
   keeps its request_id), counting every failed attempt by status code in ``Figures``.

@@ -21,7 +21,6 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,21 +31,14 @@ from typing import Any
 
 import grpc
 import grpc.aio
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from okey101.bench.solver_bench import percentile
 from okey101.engine.actions import Discard
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.rules import RuleSet
+from okey101.stack import free_port, wait_serving
 
 EMPTY_METHOD = "/okey.bench.Empty/Call"
-
-
-def free_port() -> int:
-    """A port nothing listens on now (the kernel's choice)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextlib.contextmanager
@@ -65,28 +57,6 @@ def process(
             except subprocess.TimeoutExpired:
                 child.kill()
                 child.wait()
-
-
-async def wait_serving(target: str, timeout: float = 30.0, service: str = "") -> None:
-    """Until the server at ``target`` reports SERVING on the standard health service."""
-    deadline = time.monotonic() + timeout
-    async with grpc.aio.insecure_channel(target) as channel:
-        stub: Any = health_pb2_grpc.HealthStub(channel)
-        while True:
-            try:
-                answer = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=1)
-                if answer.status == health_pb2.HealthCheckResponse.SERVING:
-                    return
-            except grpc.aio.AioRpcError:
-                pass
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{target} did not report SERVING within {timeout} s")
-            await asyncio.sleep(0.1)
-
-
-def wait_serving_sync(target: str, timeout: float = 30.0) -> None:
-    """``wait_serving`` for code without an event loop."""
-    asyncio.run(wait_serving(target, timeout))
 
 
 def cpu_seconds(pid: int) -> float | None:

@@ -29,8 +29,9 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from okey101.bench.rules_bench import free_port, process, wait_serving
+from okey101.bench.rules_bench import process
 from okey101.bench.solver_bench import percentile
+from okey101.stack import free_port, wait_serving
 
 ACTIVE_PHASES = (1, 2, 3)  # PHASE_FIRST, PHASE_DRAW, PHASE_PLAY
 

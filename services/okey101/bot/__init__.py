@@ -1,8 +1,7 @@
 """The bot service: computer players over gRPC (``okey.v1.BotService``), stateless.
 
 ``register(server)`` adds it to a platform server; ``serve_bot(settings)`` runs it;
-``python -m okey101.bot [--port P] [--metrics-port M] ...`` (or ``okey101 serve bot``) starts it
-from a shell.
+``okey101 serve bot [--port P] [--metrics-port M] ...`` starts it from a shell.
 """
 
 from okey101.bot.service import (

@@ -17,7 +17,6 @@ level that played (never by a player, table or hand).
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Mapping
 from typing import Final
@@ -150,8 +149,3 @@ def register(server: grpc.aio.Server) -> list[str]:
 async def serve_bot(settings: Settings) -> None:
     """Run the bot service until SIGTERM or SIGINT (the platform's ``serve``)."""
     await serve(NAME, register, settings, access=ACCESS)
-
-
-def main(settings: Settings) -> None:
-    """``serve_bot`` in its own event loop."""
-    asyncio.run(serve_bot(settings))

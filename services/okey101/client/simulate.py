@@ -9,7 +9,7 @@ person's client plays: it follows WatchTable, fetches its view when its turn sta
 ends, its score sheet is read back from ScoringService (GetScoreSheet) and printed with the
 totals and the winner.
 
-Without ``--lobby`` it starts its own stack first (``stack.local_stack``: every service a
+Without ``--lobby`` it starts its own stack first (``okey101.stack.local_stack``: every service a
 process of its own on free ports, SQLite in a temporary directory), with bots that move at once.
 """
 
@@ -217,7 +217,7 @@ def run(
     var_dir: Path = Path("var"),
 ) -> int:
     """The command: 0 when every match was played to its end and its sheet printed."""
-    from okey101.client.stack import FAST, local_stack
+    from okey101.stack import FAST, local_stack
 
     async def go(endpoints: Endpoints, var_dir: Path) -> None:
         await simulate(

@@ -3,8 +3,8 @@ tournaments (``okey.v1.LobbyService``), over its own database (SQLite in local m
 via ``OKEY_DATABASE_URL``) with its own Alembic history (``migrations/``). It holds the signing
 key and publishes the JWKS every service verifies tokens with.
 
-``python -m okey101.lobby`` (or ``okey101 serve lobby``) starts it; in-process,
-``async with start_lobby(settings) as lobby: ...`` (``lobby.target``, ``lobby.jwks_url``).
+``okey101 serve lobby`` starts it; in-process, ``async with start_lobby(settings) as lobby: ...``
+(``lobby.target``, ``lobby.jwks_url``).
 """
 
 from okey101.lobby.service import (

@@ -5,7 +5,7 @@ FAILED_PRECONDITION, ``Missing`` NOT_FOUND, ``Denied`` PERMISSION_DENIED, ``Unau
 UNAUTHENTICATED, ``Exists`` ALREADY_EXISTS (``status_of`` below: the platform has no class for
 it), ``Limited`` RESOURCE_EXHAUSTED, ``NotReady`` UNAVAILABLE. Each renders its sentence from
 ``CATALOGUE`` here, falling back to the platform's and the engine's catalogues for codes they own
-(TABLE_NOT_FOUND, PLAYER_NOT_FOUND, RATE_LIMITED, BAD_FIELD, ...).
+(TABLE_NOT_FOUND, PLAYER_NOT_FOUND, RATE_LIMITED, PAGE_TOKEN_INVALID, BAD_FIELD, ...).
 
 No parameter ever holds a password, a secret or a token: parameters go back to the caller as
 ErrorInfo metadata, and a length rule is named instead of the value.
@@ -13,7 +13,6 @@ ErrorInfo metadata, and a length rule is named instead of the value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import ClassVar
 
 import grpc
@@ -29,7 +28,7 @@ from okey101.platform.errors import (
     Unavailable,
     rich_status,
 )
-from okey101.platform.messages import render as render_platform
+from okey101.platform.messages import PLATFORM, Catalogue, Catalogued
 
 CATALOGUE: dict[str, dict[str, str]] = {
     # Malformed requests.
@@ -53,12 +52,6 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "REQUEST_ID_REUSED": {
         "en": "This request_id was already used for a different request; use a new one.",
         "tr": "Bu request_id başka bir istek için kullanıldı; yenisini kullanın.",
-    },
-    "PAGE_TOKEN_INVALID": {
-        "en": "The page token is not one this call gave for the same request; start again from "
-        "the first page.",
-        "tr": "Sayfa anahtarı bu istek için verilmiş bir anahtar değil; ilk sayfadan yeniden "
-        "başlayın.",
     },
     "DUPLICATE_SEAT": {
         "en": "Seat {seat} is named twice.",
@@ -168,26 +161,15 @@ CATALOGUE: dict[str, dict[str, str]] = {
 }
 
 
-def render(code: str, language: str, params: Mapping[str, object]) -> str:
-    """The sentence for ``code``: this catalogue first, then the platform's and the engine's."""
-    entry = CATALOGUE.get(code)
-    if entry is None:
-        return render_platform(code, language, params)
-    template = entry.get(language, entry["en"])
-    return template.format_map(_Lenient(params))
+#: This service's sentences, over the platform's and the engine's.
+SENTENCES = Catalogue(CATALOGUE, then=PLATFORM.render)
+render = SENTENCES.render
 
 
-class _Lenient(dict[str, object]):
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
-
-
-class _Catalogued(OkeyError):
+class _Catalogued(Catalogued):
+    catalogue = SENTENCES
     #: A status that overrides the platform's mapping (only ALREADY_EXISTS needs one).
     status: ClassVar[grpc.StatusCode | None] = None
-
-    def message(self, language: str = "en") -> str:
-        return render(self.code, language, self.params)
 
 
 class Invalid(_Catalogued, InvalidInput):
@@ -235,6 +217,7 @@ def status_of(error: OkeyError, language: Language) -> status_pb2.Status:
 
 __all__ = [
     "CATALOGUE",
+    "SENTENCES",
     "Conflict",
     "Denied",
     "Exists",

@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import json
 import re
-import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, NoReturn, TypeVar
@@ -28,11 +27,9 @@ import grpc.aio
 from grpc_status import rpc_status
 from okey.v1 import common_pb2, lobby_pb2, lobby_pb2_grpc, table_pb2
 from prometheus_client import Counter
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.exc import DBAPIError
 
 from okey101.engine.errors import OkeyError
-from okey101.lobby import paging
 from okey101.lobby import tournaments as bracket
 from okey101.lobby.credentials import Passwords
 from okey101.lobby.errors import (
@@ -62,7 +59,7 @@ from okey101.lobby.repository import (
     timestamp,
 )
 from okey101.lobby.workers import Matchmaker, TournamentDriver
-from okey101.platform import convert
+from okey101.platform import convert, paging
 from okey101.platform.auth import (
     Access,
     AccessPolicy,
@@ -77,11 +74,11 @@ from okey101.platform.auth import (
 )
 from okey101.platform.clients import Peers
 from okey101.platform.config import ConfigError, Settings
-from okey101.platform.database import Database, is_transient
+from okey101.platform.database import Database, outage_as
 from okey101.platform.errors import Language, request_language
 from okey101.platform.handlers import Context
 from okey101.platform.logs import configure_logging, get_logger
-from okey101.platform.server import ServerHandle
+from okey101.platform.server import ServerHandle, until_signalled
 
 NAME: Final = "lobby"
 SERVICE_NAME: Final = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name
@@ -301,15 +298,8 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         try:
             if not self.ready:
                 raise NotReady("SERVICE_STARTING")
-            try:
+            with outage_as(NotReady, log=_log):
                 return await work()
-            except (OperationalError, InterfaceError, PoolTimeout) as error:
-                _log.warning("database unavailable", error=type(error).__name__)
-                raise NotReady("DATABASE_UNAVAILABLE") from None
-            except DBAPIError as error:
-                if not is_transient(error):
-                    raise
-                raise NotReady("DATABASE_UNAVAILABLE") from None
         except OkeyError as error:
             await _abort(context, error, language)
         except PeerError as error:
@@ -1049,39 +1039,7 @@ async def _housekeeping(repository: LobbyRepository) -> None:
 async def serve_lobby(settings: Settings) -> None:
     """Run the lobby until SIGTERM or SIGINT, then drain and stop (as ``platform.server``)."""
     lobby = await open_lobby(settings)
-    loop = asyncio.get_running_loop()
-    signalled = asyncio.Event()
-    pending: set[asyncio.Future[None]] = set()
-
-    def on_signal(number: int) -> None:
-        if signalled.is_set():
-            _log.warning("second signal: stopping now", signal=signal.Signals(number).name)
-            pending.add(asyncio.ensure_future(lobby.handle.stop_now()))
-            return
-        _log.info("signal received", signal=signal.Signals(number).name)
-        signalled.set()
-
-    for number in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(number, on_signal, number)
-    try:
-        await signalled.wait()
-        await lobby.stop()
-    finally:
-        for number in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(ValueError, RuntimeError):
-                loop.remove_signal_handler(number)
-
-
-def main(settings: Settings) -> int:
-    """``serve_lobby`` in its own event loop: 0 after a graceful stop, 1 if it could not start
-    (the reason logged)."""
-    try:
-        asyncio.run(serve_lobby(settings))
-    except ConfigError as error:
-        configure_logging(settings.log_format, settings.log_level)
-        _log.error("cannot start", reason=str(error))
-        return 1
-    return 0
+    await until_signalled(lobby.handle, lobby.stop)
 
 
 __all__ = [
@@ -1093,7 +1051,6 @@ __all__ = [
     "LobbyServicer",
     "Options",
     "access_policy",
-    "main",
     "open_lobby",
     "published_jwks",
     "register",

@@ -25,6 +25,9 @@ their connections, and each service's own Alembic history run at start-up.
   (``okey101/<service>/migrations``) to head, recording it in ``alembic_version_<service>``, so
   services may share one database. On PostgreSQL an advisory lock keeps two replicas starting
   at once from migrating together. Call it from ``serve()``'s ``ready`` hook.
+- Outages: inside ``with outage_as(NotReady)``, a database that cannot be reached or a failure
+  that trying again may cure (``is_outage``) is raised as the service's UNAVAILABLE
+  ``DATABASE_UNAVAILABLE``, which callers retry (with the same request id); never INTERNAL.
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ import asyncio
 import hashlib
 import importlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -201,6 +204,27 @@ def is_unreachable(error: BaseException) -> bool:
         return True
     code = getattr(error.orig, "sqlstate", None) or getattr(error.orig, "pgcode", None) or ""
     return str(code).startswith("08") or code in _UNREACHABLE_STATES
+
+
+def is_outage(error: BaseException) -> bool:
+    """A failure of the database rather than of the work (``is_unreachable``), or one that the
+    same work may not meet again (``is_transient``): the caller should try again later."""
+    return is_unreachable(error) or is_transient(error)
+
+
+@contextmanager
+def outage_as(unavailable: Callable[[str], Exception], *, log: Any = None) -> Iterator[None]:
+    """Inside the block, an outage (``is_outage``) is raised as ``unavailable(
+    "DATABASE_UNAVAILABLE")`` (each service's UNAVAILABLE class, so that its own sentence is
+    sent), noted on ``log`` if given; anything else passes unchanged."""
+    try:
+        yield
+    except Exception as error:
+        if not is_outage(error):
+            raise
+        if log is not None:
+            log.warning("database unavailable", error=type(error).__name__)
+        raise unavailable("DATABASE_UNAVAILABLE") from error
 
 
 class Database:
@@ -408,11 +432,13 @@ __all__: Sequence[str] = (
     "create_engine",
     "database_url",
     "insert_ignoring_conflicts",
+    "is_outage",
     "is_sqlite",
     "is_transient",
     "is_unreachable",
     "migrations_path",
     "normalize_url",
+    "outage_as",
     "row_mapping",
     "run_env_migrations",
     "run_migrations",

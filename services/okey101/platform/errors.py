@@ -27,7 +27,7 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from okey101.engine.errors import InvalidInput, OkeyError, ParamValue, RuleViolation
-from okey101.platform.messages import render
+from okey101.platform.messages import PLATFORM, Catalogued
 
 DOMAIN: Final = "okey101"
 #: The longest an ErrorInfo parameter and a sentence may be. An error that quotes its input (a
@@ -39,11 +39,14 @@ Language = Literal["en", "tr"]
 LOCALES: Final[Mapping[Language, str]] = {"en": "en-US", "tr": "tr-TR"}
 
 
-class PlatformError(OkeyError):
+class PlatformError(Catalogued):
     """An error of serving rather than of the rules; its sentence is in ``platform.messages``."""
 
-    def message(self, language: str = "en") -> str:
-        return render(self.code, language, self.params)
+    catalogue = PLATFORM
+
+
+class InvalidArgument(PlatformError, InvalidInput):
+    """Malformed input the platform checks itself (a page size, a page token)."""
 
 
 class Unauthenticated(PlatformError):
@@ -96,6 +99,7 @@ STATUS_BY_CODE: Final[Mapping[str, grpc.StatusCode]] = {
     "STALE_VERSION": grpc.StatusCode.ABORTED,
     "RATE_LIMITED": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "MALFORMED_REQUEST": grpc.StatusCode.INVALID_ARGUMENT,
+    "PAGE_TOKEN_INVALID": grpc.StatusCode.INVALID_ARGUMENT,
     "SERVER_SHUTTING_DOWN": grpc.StatusCode.UNAVAILABLE,
     "INTERNAL": grpc.StatusCode.INTERNAL,
 }

@@ -1,16 +1,56 @@
-"""Sentences for the platform's own error codes, in English and Turkish.
+"""Message catalogues: the one mechanism, and the platform's own sentences.
 
-The engine's codes live in ``okey101.engine.messages``; these are the codes of serving: tokens,
-access, lookups, stale states, limits, shutdown. A service that adds a code (say
-``TOURNAMENT_FULL``) adds its sentence here and its status to ``errors.STATUS_BY_CODE`` or raises
-it as the matching ``errors`` class. A test checks both languages name the same parameters.
+A ``Catalogue`` holds sentences by code and language and renders one with its parameters; a code
+it does not hold goes to the catalogue below it. There are three layers: each service's own
+(``lobby.errors``, ``scoring.errors``, ``table.errors``: its codes, and its own sentence for a
+code such as ``DATABASE_UNAVAILABLE``), then the platform's (``PLATFORM``, below: the codes of
+serving, tokens, access, lookups, stale states, limits, paging, shutdown), then the engine's
+(``okey101.engine.messages``, which stays pure and knows nothing of this). An error class whose
+sentence is in a catalogue is a ``Catalogued`` and names its catalogue; each service's error
+classes name the service's.
+
+A code the platform raises (or a service shares with it) has its sentence here and its status in
+``errors.STATUS_BY_CODE`` or in the ``errors`` class it is raised as. A test checks both
+languages name the same parameters.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import ClassVar
 
+from okey101.engine.errors import OkeyError
 from okey101.engine.messages import render as render_engine
+
+#: ``render(code, language, params)``: a code's sentence in a language, its parameters filled in.
+Render = Callable[[str, str, Mapping[str, object]], str]
+
+
+class Catalogue:
+    """Sentences by code, each in English and Turkish; a code not here is rendered by ``then``
+    (the next catalogue's ``render``, last the engine's)."""
+
+    def __init__(self, sentences: Mapping[str, Mapping[str, str]], *, then: Render) -> None:
+        self.sentences = sentences
+        self._then = then
+
+    def render(self, code: str, language: str, params: Mapping[str, object]) -> str:
+        """The sentence for ``code`` in ``language`` (English if the language is not known)."""
+        entry = self.sentences.get(code)
+        if entry is None:
+            return self._then(code, language, params)
+        template = entry.get(language, entry["en"])
+        return template.format_map(_Lenient(params))
+
+
+class Catalogued(OkeyError):
+    """An error whose sentence is in ``catalogue`` (each service's error classes set theirs)."""
+
+    catalogue: ClassVar[Catalogue]
+
+    def message(self, language: str = "en") -> str:
+        return self.catalogue.render(self.code, language, self.params)
+
 
 CATALOGUE: dict[str, dict[str, str]] = {
     # Tokens and access.
@@ -63,6 +103,13 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "Too many requests; wait a moment and try again.",
         "tr": "Çok fazla istek; biraz bekleyip tekrar deneyin.",
     },
+    # Paging: a page token made for another request (``platform.paging``, the table's too).
+    "PAGE_TOKEN_INVALID": {
+        "en": "The page token is not one this call gave for the same request; start again from "
+        "the first page.",
+        "tr": "Sayfa anahtarı bu istek için verilmiş bir anahtar değil; ilk sayfadan yeniden "
+        "başlayın.",
+    },
     # Serving.
     "MALFORMED_REQUEST": {
         "en": "The request could not be read: it is not a valid {message} message.",
@@ -78,14 +125,13 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
 }
 
+#: The platform's sentences, over the engine's.
+PLATFORM = Catalogue(CATALOGUE, then=render_engine)
+
 
 def render(code: str, language: str, params: Mapping[str, object]) -> str:
     """The sentence for ``code``: the platform's catalogue first, then the engine's."""
-    entry = CATALOGUE.get(code)
-    if entry is None:
-        return render_engine(code, language, params)
-    template = entry.get(language, entry["en"])
-    return template.format_map(_Lenient(params))
+    return PLATFORM.render(code, language, params)
 
 
 class _Lenient(dict[str, object]):

@@ -4,7 +4,10 @@
         rules_pb2_grpc.add_RulesServiceServicer_to_server(RulesServicer(), server)
         return ["okey.v1.RulesService"]
 
-    sys.exit(run("rules", register, load_settings("rules", args), access=ACCESS))
+    async def serve_rules(settings: Settings) -> None:
+        await serve("rules", register, settings, access=ACCESS)
+
+    sys.exit(run_serving("rules", load_settings("rules", args), serve_rules))  # okey101 serve
 
 What a service gets:
 
@@ -30,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from types import TracebackType
 from typing import Any
 
@@ -255,6 +258,15 @@ async def serve(
 ) -> None:
     """Run the service until SIGTERM or SIGINT, then drain and stop (module docstring)."""
     handle = await ServerHandle.start(name, register, settings, ready=ready, access=access)
+    await until_signalled(handle)
+
+
+async def until_signalled(
+    handle: ServerHandle, stop: Callable[[], Awaitable[object]] | None = None
+) -> None:
+    """Wait for SIGTERM or SIGINT, then ``stop()`` (by default the handle's drain and stop; a
+    service with more to close, such as the lobby, passes its own). A second signal stops the
+    handle at once."""
     loop = asyncio.get_running_loop()
     signalled = asyncio.Event()
     pending: set[asyncio.Future[None]] = set()
@@ -271,11 +283,26 @@ async def serve(
         loop.add_signal_handler(number, on_signal, number)
     try:
         await signalled.wait()
-        await handle.stop()
+        await (stop() if stop is not None else handle.stop())
     finally:
         for number in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(ValueError, RuntimeError):
                 loop.remove_signal_handler(number)
+
+
+def run_serving(
+    name: str, settings: Settings, serving: Callable[[Settings], Coroutine[Any, Any, None]]
+) -> int:
+    """``serving(settings)`` (a service's coroutine that ends with ``until_signalled``) in its
+    own event loop: the exit status, 0 after a graceful stop, 1 if the service could not start
+    (with the reason logged). What ``okey101 serve SERVICE`` runs, for every service."""
+    try:
+        asyncio.run(serving(settings))
+    except ConfigError as exc:
+        configure_logging(settings.log_format, settings.log_level)
+        get_logger(service=name).error("cannot start", reason=str(exc))
+        return 1
+    return 0
 
 
 def run(
@@ -286,12 +313,9 @@ def run(
     ready: Ready | None = None,
     access: AccessPolicy | None = None,
 ) -> int:
-    """``serve()`` in its own event loop: the exit status (0 after a graceful stop; 1 if the
-    service could not start, with the reason logged)."""
-    try:
-        asyncio.run(serve(name, register, settings, ready=ready, access=access))
-    except ConfigError as exc:
-        configure_logging(settings.log_format, settings.log_level)
-        get_logger(service=name).error("cannot start", reason=str(exc))
-        return 1
-    return 0
+    """``serve()`` in its own event loop (``run_serving``): the exit status."""
+
+    async def serving(settings: Settings) -> None:
+        await serve(name, register, settings, ready=ready, access=access)
+
+    return run_serving(name, settings, serving)

@@ -1,7 +1,7 @@
 """The rules service: the engine over gRPC (``okey.v1.RulesService``), stateless.
 
 ``register(server)`` adds it to a platform server; ``serve_rules(settings)`` runs it;
-``python -m okey101.rules [--port P] [--metrics-port M] ...`` starts it from a shell.
+``okey101 serve rules [--port P] [--metrics-port M] ...`` starts it from a shell.
 """
 
 from okey101.rules.service import (

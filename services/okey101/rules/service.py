@@ -12,7 +12,6 @@ response instead.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, TypeVar
 
@@ -619,8 +618,3 @@ def register(server: grpc.aio.Server) -> list[str]:
 async def serve_rules(settings: Settings) -> None:
     """Run the rules service until SIGTERM or SIGINT (the platform's ``serve``)."""
     await serve("rules", register, settings, access=ACCESS)
-
-
-def main(settings: Settings) -> None:
-    """``serve_rules`` in its own event loop."""
-    asyncio.run(serve_rules(settings))

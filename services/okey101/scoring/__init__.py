@@ -2,7 +2,7 @@
 (``okey.v1.ScoringService``), over its own database (SQLite in local mode, PostgreSQL via
 ``OKEY_DATABASE_URL``) with its own Alembic history (``migrations/``).
 
-``python -m okey101.scoring [--port P] [--metrics-port M] ...`` starts it; in-process, build a
+``okey101 serve scoring [--port P] [--metrics-port M] ...`` starts it; in-process, build a
 ``ScoringServicer(Database(url))``, register it and ``await servicer.prepare()`` (migrations).
 """
 

@@ -9,23 +9,15 @@ field holding a value it cannot is the engine's BAD_FIELD, parameters field and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from okey101.engine.errors import InvalidInput, OkeyError, RuleViolation
+from okey101.engine.errors import InvalidInput, RuleViolation
 from okey101.platform.errors import NotFound, Unavailable
-from okey101.platform.messages import render as render_platform
+from okey101.platform.messages import PLATFORM, Catalogue, Catalogued
 
 CATALOGUE: dict[str, dict[str, str]] = {
     # Malformed requests.
     "FIELD_REQUIRED": {
         "en": "The request needs {field}.",
         "tr": "İstekte {field} alanı olmalı.",
-    },
-    "PAGE_TOKEN_INVALID": {
-        "en": "The page token is not one this call gave for the same request; start again from "
-        "the first page.",
-        "tr": "Sayfa anahtarı bu istek için verilmiş bir anahtar değil; ilk sayfadan yeniden "
-        "başlayın.",
     },
     "HAND_NOT_ENDED": {
         "en": "Hand {hand_id} has not ended: only a final state (phase ended, result set) is "
@@ -94,23 +86,13 @@ CATALOGUE: dict[str, dict[str, str]] = {
 }
 
 
-def render(code: str, language: str, params: Mapping[str, object]) -> str:
-    """The sentence for ``code``: this catalogue first, then the platform's and the engine's."""
-    entry = CATALOGUE.get(code)
-    if entry is None:
-        return render_platform(code, language, params)
-    template = entry.get(language, entry["en"])
-    return template.format_map(_Lenient(params))
+#: This service's sentences, over the platform's and the engine's.
+SENTENCES = Catalogue(CATALOGUE, then=PLATFORM.render)
+render = SENTENCES.render
 
 
-class _Lenient(dict[str, object]):
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
-
-
-class _Catalogued(OkeyError):
-    def message(self, language: str = "en") -> str:
-        return render(self.code, language, self.params)
+class _Catalogued(Catalogued):
+    catalogue = SENTENCES
 
 
 class Invalid(_Catalogued, InvalidInput):
@@ -129,4 +111,4 @@ class NotReady(_Catalogued, Unavailable):
     """Starting, or the database cannot be reached: UNAVAILABLE (retry)."""
 
 
-__all__ = ["CATALOGUE", "Conflict", "Invalid", "Missing", "NotReady", "render"]
+__all__ = ["CATALOGUE", "SENTENCES", "Conflict", "Invalid", "Missing", "NotReady", "render"]

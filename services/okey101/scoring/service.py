@@ -20,26 +20,24 @@ Decisions where scoring.proto leaves room:
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Final, TypeVar
 
 import grpc.aio
 from okey.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
 from prometheus_client import Counter
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.exc import DBAPIError
 
 from okey101.engine.errors import OkeyError
-from okey101.platform import convert
+from okey101.platform import convert, paging
 from okey101.platform.auth import Access, AccessPolicy, current_claims
 from okey101.platform.config import ConfigError, Settings
-from okey101.platform.database import Database, is_transient
+from okey101.platform.database import Database, outage_as
 from okey101.platform.errors import abort_with, request_language
 from okey101.platform.handlers import Context
-from okey101.platform.logs import configure_logging, get_logger
+from okey101.platform.logs import get_logger
 from okey101.platform.server import serve
-from okey101.scoring import paging, ratings
+from okey101.scoring import ratings
 from okey101.scoring.errors import Invalid, NotReady
 from okey101.scoring.repository import (
     PRESETS,
@@ -147,15 +145,8 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
         try:
             if not self.ready:
                 raise NotReady("SERVICE_STARTING")
-            try:
+            with outage_as(NotReady, log=_log):
                 return await work()
-            except (OperationalError, InterfaceError, PoolTimeout) as error:
-                _log.warning("database unavailable", error=type(error).__name__)
-                raise NotReady("DATABASE_UNAVAILABLE") from None
-            except DBAPIError as error:
-                if not is_transient(error):
-                    raise
-                raise NotReady("DATABASE_UNAVAILABLE") from None
         except OkeyError as error:
             await abort_with(context, error, language)
 
@@ -352,18 +343,6 @@ async def serve_scoring(settings: Settings) -> None:
         await database.dispose()
 
 
-def main(settings: Settings) -> int:
-    """``serve_scoring`` in its own event loop: 0 after a graceful stop, 1 if it could not
-    start (the reason logged)."""
-    try:
-        asyncio.run(serve_scoring(settings))
-    except ConfigError as error:
-        configure_logging(settings.log_format, settings.log_level)
-        _log.error("cannot start", reason=str(error))
-        return 1
-    return 0
-
-
 __all__ = [
     "ACCESS",
     "DEFAULT_MIN_MATCHES",
@@ -371,7 +350,6 @@ __all__ = [
     "SERVICE_NAME",
     "ScoringServicer",
     "access_policy",
-    "main",
     "register",
     "serve_scoring",
 ]

@@ -9,12 +9,11 @@ STALE_VERSION, NOT_YOUR_TURN, ...) render from their catalogues.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Final
 
-from okey101.engine.errors import InvalidInput, OkeyError, RuleViolation
+from okey101.engine.errors import InvalidInput, RuleViolation
 from okey101.platform.errors import Aborted, NotFound, PermissionDenied, Unavailable
-from okey101.platform.messages import render as render_platform
+from okey101.platform.messages import PLATFORM, Catalogue, Catalogued
 
 CATALOGUE: dict[str, dict[str, str]] = {
     # Malformed requests.
@@ -32,12 +31,6 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "Sequence number {after_sequence} is ahead of the table's last event "
         "({last_sequence}).",
         "tr": "{after_sequence} sıra numarası masanın son olayından ({last_sequence}) ileride.",
-    },
-    "PAGE_TOKEN_INVALID": {
-        "en": "The page token is not one this call gave for the same request; start again from "
-        "the first page.",
-        "tr": "Sayfa anahtarı bu istek için verilmiş bir anahtar değil; ilk sayfadan yeniden "
-        "başlayın.",
     },
     # State conflicts.
     "SEAT_TAKEN": {
@@ -129,23 +122,13 @@ REQUEST_ID: Final = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 ID_LENGTH: Final = 128
 
 
-def render(code: str, language: str, params: Mapping[str, object]) -> str:
-    """The sentence for ``code``: this catalogue first, then the platform's and the engine's."""
-    entry = CATALOGUE.get(code)
-    if entry is None:
-        return render_platform(code, language, params)
-    template = entry.get(language, entry["en"])
-    return template.format_map(_Lenient(params))
+#: This service's sentences, over the platform's and the engine's.
+SENTENCES = Catalogue(CATALOGUE, then=PLATFORM.render)
+render = SENTENCES.render
 
 
-class _Lenient(dict[str, object]):
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
-
-
-class _Catalogued(OkeyError):
-    def message(self, language: str = "en") -> str:
-        return render(self.code, language, self.params)
+class _Catalogued(Catalogued):
+    catalogue = SENTENCES
 
 
 class Invalid(_Catalogued, InvalidInput):
@@ -190,6 +173,7 @@ def check_id(value: str, field: str) -> str:
 
 __all__ = [
     "CATALOGUE",
+    "SENTENCES",
     "Conflict",
     "Denied",
     "Invalid",

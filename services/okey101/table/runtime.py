@@ -36,7 +36,6 @@ from okey101.platform.auth import JwksVerifier
 from okey101.platform.clients import Peers
 from okey101.platform.config import ConfigError, Settings
 from okey101.platform.database import Database
-from okey101.platform.logs import configure_logging
 from okey101.platform.server import ServerHandle, serve
 from okey101.table import metrics
 from okey101.table.feed import PostgresListener, TableFeed
@@ -289,14 +288,4 @@ async def serve_table(settings: Settings) -> None:
         await database.dispose()
 
 
-def main(settings: Settings) -> int:
-    try:
-        asyncio.run(serve_table(settings))
-    except ConfigError as error:
-        configure_logging(settings.log_format, settings.log_level)
-        _log.error("cannot start", reason=str(error))
-        return 1
-    return 0
-
-
-__all__ = ["Workers", "main", "register", "serve_table", "start_table"]
+__all__ = ["Workers", "register", "serve_table", "start_table"]

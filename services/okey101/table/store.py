@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from okey101.platform.database import (
     Database,
     insert_ignoring_conflicts,
-    is_unreachable,
+    outage_as,
     row_mapping,
     upsert,
 )
@@ -155,21 +155,13 @@ class TableStore:
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[AsyncConnection]:
-        try:
+        with outage_as(NotReady):
             async with self.database.read() as session:
                 yield session
-        except Exception as error:
-            if is_unreachable(error):
-                raise NotReady("DATABASE_UNAVAILABLE") from error
-            raise
 
     async def _transaction(self, work: Callable[[AsyncConnection], Awaitable[_T]]) -> _T:
-        try:
+        with outage_as(NotReady):
             return await self.database.transaction(work)
-        except Exception as error:
-            if is_unreachable(error):
-                raise NotReady("DATABASE_UNAVAILABLE") from error
-            raise
 
     # ----------------------------------------------------------------------------------------
     # Reads

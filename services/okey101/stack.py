@@ -1,11 +1,13 @@
-"""A whole stack on free ports, every service a process of its own, as ``okey101 up`` runs it.
+"""A stack of the services as processes of their own, and how to tell that one is serving.
 
-``okey101 simulate`` (without ``--lobby``) and the end-to-end tests start one: each built
-service is ``python -m okey101.cli serve NAME`` with its gRPC and metrics ports picked free,
-the other services' addresses in ``OKEY_<PEER>_ADDRESS``, local mode (SQLite and the
-development signing key, shared by all, under one var dir), and its log in
-``VAR/logs/NAME.log``. The block waits until every service reports SERVING on the standard
-health service; leaving it sends each process SIGTERM (the graceful drain) and waits.
+``okey101 up`` starts every service on its default ports and waits for each (``wait_serving``);
+``local_stack`` starts one on free ports for ``okey101 simulate`` (without ``--lobby``), the
+benchmarks and the end-to-end tests: each built service is ``python -m okey101.cli serve NAME``
+with its gRPC and metrics ports picked free, the other services' addresses in
+``OKEY_<PEER>_ADDRESS``, local mode (SQLite and the development signing key, shared by all,
+under one var dir), and its log in ``VAR/logs/NAME.log``. The block waits until every service
+reports SERVING on the standard health service; leaving it sends each process SIGTERM (the
+graceful drain) and waits.
 """
 
 from __future__ import annotations
@@ -14,14 +16,21 @@ import asyncio
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from okey101.bench.rules_bench import free_port, wait_serving
+import grpc
+import grpc.aio
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from okey101.services import built_services
 
 #: The table's and lobby's knobs for a stack that plays as fast as it can: bots move at once,
 #: the next hand is dealt at once, and a quick-match ticket gets its bots at once.
@@ -30,6 +39,35 @@ FAST: Mapping[str, str] = {
     "OKEY_TABLE_NEXT_HAND_SECONDS": "0",
     "OKEY_QUICK_MATCH_WAIT_SECONDS": "0",
 }
+
+
+def free_port() -> int:
+    """A port nothing listens on now (the kernel's choice)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def wait_serving(target: str, timeout: float = 30.0, service: str = "") -> None:
+    """Until the server at ``target`` reports SERVING on the standard health service."""
+    deadline = time.monotonic() + timeout
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub: Any = health_pb2_grpc.HealthStub(channel)
+        while True:
+            try:
+                answer = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=1)
+                if answer.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.aio.AioRpcError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{target} did not report SERVING within {timeout} s")
+            await asyncio.sleep(0.1)
+
+
+def wait_serving_sync(target: str, timeout: float = 30.0) -> None:
+    """``wait_serving`` for code without an event loop."""
+    asyncio.run(wait_serving(target, timeout))
 
 
 @dataclass
@@ -122,8 +160,6 @@ def local_stack(
     timeout: float = 90.0,
 ) -> Iterator[LocalStack]:
     """Start the stack (see the module docstring); stop it when the block ends."""
-    from okey101.cli import built_services
-
     names = services or tuple(built_services())
     with contextlib.ExitStack() as cleanup:
         if var_dir is None:

@@ -1,0 +1,209 @@
+"""``okey101 bench TARGET``: a group of benchmarks that print figures, one subcommand each
+(``BENCH_TARGETS``). Each target's handler imports its ``okey101.bench`` module: nothing of the
+benchmarks loads until one runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from okey101.cli.command import CommandError, Commands, Handler, positive_int
+
+
+def _add_played_bench(
+    targets: Commands,
+    name: str,
+    *,
+    help_text: str,
+    description: str,
+    hands: int,
+    rules: str,
+    handler: Handler,
+) -> None:
+    """A bench over seeded hands of some presets: --hands, --seed, --rules and --json."""
+    parser = targets.add_parser(name, help=help_text, description=description)
+    parser.add_argument("--hands", type=positive_int, default=hands, help="how many hands")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument(
+        "--rules", default=rules, help=f"comma-separated presets (default: {rules})"
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(handler=handler)
+
+
+def _add_bench_solver(targets: Commands) -> None:
+    _add_played_bench(
+        targets,
+        "solver",
+        help_text="time best_opening on random deals and check it against the ILP reference",
+        description="Draw random 22-tile hands from shuffled deals, time best_opening and the "
+        "integer-programme reference on each, and count the hands where they disagree. "
+        "Exit status 1 if any do.",
+        hands=1000,
+        rules="oyna,boombala",
+        handler=_bench_solver,
+    )
+
+
+def _bench_solver(args: argparse.Namespace) -> int:
+    from okey101.bench import solver_bench
+
+    return solver_bench.main(args.hands, args.seed, _presets(args.rules), args.json)
+
+
+def _add_bench_engine(targets: Commands) -> None:
+    _add_played_bench(
+        targets,
+        "engine",
+        help_text="random-agent hands per second, every invariant checked",
+        description="Seeded random players play whole hands of each preset (--hands per "
+        "preset); hands and actions per second, the share that ended with a finish, and "
+        "invariant violations (checked on a replay of the same seeds). Exit status 1 if any "
+        "invariant broke.",
+        hands=200,
+        rules="oyna,boombala,north_sultan",
+        handler=_bench_engine,
+    )
+
+
+def _bench_engine(args: argparse.Namespace) -> int:
+    from okey101.bench import engine_bench
+
+    return engine_bench.main(args.hands, args.seed, _presets(args.rules), args.json)
+
+
+def _add_bench_bots(targets: Commands) -> None:
+    levels = ("random", "easy", "normal", "hard")
+    parser = targets.add_parser(
+        "bots",
+        help="one bot level against another, in duplicate format",
+        description="Each seeded deal is played with the candidate in each seat against three "
+        "reference bots, plus a control of four references; the difference in penalty points "
+        "per hand (negative is better) with a 95%% interval over deals.",
+    )
+    parser.add_argument("--deals", type=positive_int, default=200, help="how many deals")
+    parser.add_argument("--candidate", choices=levels, default="hard")
+    parser.add_argument("--reference", choices=levels, default="normal")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument("--rules", default="oyna", help="a preset (default: oyna)")
+    parser.add_argument("--workers", type=positive_int, default=None, help="processes")
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(handler=_bench_bots)
+
+
+def _bench_bots(args: argparse.Namespace) -> int:
+    from okey101.bench import bots_bench
+
+    (preset,) = _presets(args.rules)
+    return bots_bench.main(
+        args.deals,
+        args.candidate,
+        args.reference,
+        args.seed,
+        args.json,
+        preset=preset,
+        workers=args.workers,
+    )
+
+
+def _presets(text: str) -> tuple[str, ...]:
+    from okey101.engine.rules import RuleSet
+
+    presets = tuple(name.strip() for name in text.split(",") if name.strip())
+    if not presets:
+        raise CommandError("--rules names no rule set")
+    for name in presets:
+        RuleSet.preset(name)  # an unknown preset fails here, before any work
+    return presets
+
+
+def _add_bench_rules(targets: Commands) -> None:
+    parser = targets.add_parser(
+        "rules",
+        help="ApplyAction over real gRPC against an empty gRPC service",
+        description="Start the rules service and an empty gRPC service on free ports, call "
+        "ApplyAction (and the empty call) with CONCURRENCY calls in flight for SECONDS each.",
+    )
+    parser.add_argument("--seconds", type=float, default=10.0, help="seconds per service")
+    parser.add_argument("--concurrency", type=positive_int, default=8, help="calls in flight")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the dealt hand")
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(handler=_bench_rules)
+
+
+def _bench_rules(args: argparse.Namespace) -> int:
+    from okey101.bench import rules_bench
+
+    return rules_bench.main(args.seconds, args.concurrency, args.seed, args.json)
+
+
+def _add_bench_table(targets: Commands) -> None:
+    parser = targets.add_parser(
+        "table",
+        help="bots playing many tables through the real table, rules, bot and scoring services",
+        description="Start the rules, bot, scoring and table services on free ports with a "
+        "temporary database and play TABLES tables at once as bots for SECONDS; Act latency.",
+    )
+    parser.add_argument("--tables", type=positive_int, default=20, help="tables at once")
+    parser.add_argument("--seconds", type=float, default=20.0, help="seconds measured")
+    parser.add_argument("--database-url", help="the table's database (default: a SQLite file)")
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(handler=_bench_table)
+
+
+def _bench_table(args: argparse.Namespace) -> int:
+    from okey101.bench import table_bench
+
+    return table_bench.main(args.tables, args.seconds, args.database_url, args.json)
+
+
+def _add_bench_load(targets: Commands) -> None:
+    parser = targets.add_parser(
+        "load",
+        help="the whole stack as five processes, many tables played through the public API",
+        description="Start lobby, table, scoring, rules and bot on free ports with temporary "
+        "PostgreSQL databases (or SQLite), log guests in, seat TABLES tables through the lobby "
+        "(quick match and hosted) and play them for MINUTES; Act latency, hands lost between "
+        "the tables and scoring, each service's peak memory. Exit status 1 on an error or a "
+        "lost hand.",
+    )
+    parser.add_argument("--tables", type=positive_int, default=20, help="tables at once")
+    parser.add_argument("--minutes", type=float, default=1.0, help="minutes measured")
+    parser.add_argument(
+        "--pace", type=float, default=0.0, help="moves a second per table (default: full speed)"
+    )
+    parser.add_argument("--sqlite", action="store_true", help="SQLite files, not PostgreSQL")
+    parser.add_argument(
+        "--database-url",
+        help="the PostgreSQL server to make the databases on (default: OKEY_TEST_DATABASE_URL, "
+        "else postgresql://postgres@127.0.0.1:5432/test)",
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(handler=_bench_load)
+
+
+def _bench_load(args: argparse.Namespace) -> int:
+    from okey101.bench import load_bench
+
+    return load_bench.main(
+        args.tables, args.minutes, args.pace, args.sqlite, args.database_url, args.json
+    )
+
+
+# Each adds one ``okey101 bench TARGET`` subcommand.
+BENCH_TARGETS: tuple[Callable[[Commands], None], ...] = (
+    _add_bench_solver,
+    _add_bench_engine,
+    _add_bench_rules,
+    _add_bench_bots,
+    _add_bench_table,
+    _add_bench_load,
+)
+
+
+def add_bench(commands: Commands) -> None:
+    parser = commands.add_parser("bench", help="benchmarks that print figures")
+    targets = parser.add_subparsers(dest="target", metavar="TARGET", required=True)
+    for add in BENCH_TARGETS:
+        add(targets)
