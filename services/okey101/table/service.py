@@ -1033,7 +1033,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         check_request_id(request.request_id)
         check_id(request.table_id, "table_id")
         if claims.kind == "player":
-            self.act_limits.check(claims.subject, request.table_id)  # RATE_LIMITED
+            # RATE_LIMITED; a retry (the same request id) is not counted again.
+            self.act_limits.check(claims.subject, request.table_id, request.request_id)
         record, stored = await self.store.load_for_request(
             request.table_id, claims.subject, "Act", request.request_id
         )
