@@ -61,7 +61,12 @@ from okey101.lobby.repository import (
     preset_name,
     timestamp,
 )
-from okey101.lobby.workers import Matchmaker, TournamentDriver
+from okey101.lobby.workers import (
+    HostingFinisher,
+    Matchmaker,
+    TournamentDriver,
+    host_table_calls,
+)
 from okey101.platform import convert
 from okey101.platform.auth import (
     Access,
@@ -315,11 +320,24 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         except PeerError as error:
             await _forward(context, error)
 
-    async def _limit(self, action: str, subject: str, limit: RateLimit) -> None:
-        retry_after = await self.repository.hit(action, subject, limit)
+    @contextlib.asynccontextmanager
+    async def _counted(
+        self, action: str, subject: str, limit: RateLimit, request_id: str
+    ) -> AsyncIterator[None]:
+        """The block, its request counted against ``limit`` first (RATE_LIMITED over it), once
+        per request id: a retry after UNAVAILABLE, or of a call whose answer was lost, is not
+        counted again. A refusal (any other error) makes the request id count again if it is
+        sent again: a login refused for its password, sent again with another, is a new guess."""
+        retry_after = await self.repository.hit(action, subject, limit, request_id)
         if retry_after is not None:
             RATE_LIMITED.labels(action).inc()
             raise Limited("RATE_LIMITED", retry_after_ms=retry_after, action=action)
+        try:
+            yield
+        except (OkeyError, PeerError) as error:
+            if not isinstance(error, NotReady):
+                await self.repository.uncount(action, subject, request_id)
+            raise
 
     async def _caller(self) -> PlayerRow:
         """The player whose token the call carries."""
@@ -343,12 +361,15 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             _name(request.display_name, "display_name", required=False)
             if len(request.guest_secret) > 128:
                 raise Unauthorized("BAD_GUEST_SECRET")
-            await self._limit("login", f"device:{request.device_id}", self.options.limits.login)
-            try:
-                answer = await self.repository.login_guest(request)
-            except Unauthorized as error:
-                LOGIN_FAILURES.labels(error.code).inc()
-                raise
+            limit = self.options.limits.login
+            async with self._counted(
+                "login", f"device:{request.device_id}", limit, request.request_id
+            ):
+                try:
+                    answer = await self.repository.login_guest(request)
+                except Unauthorized as error:
+                    LOGIN_FAILURES.labels(error.code).inc()
+                    raise
             LOGINS.labels("guest").inc()
             return answer
 
@@ -363,16 +384,17 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             password = _password(request.password)
             _name(request.display_name, "display_name", required=False)
             guest_id = await self._optional_player(context)
-            await self._limit("login", f"account:{username}", self.options.limits.login)
-            existing = await self.repository.player_by_username(username)
-            if existing is not None:
-                matched, _ = await self.passwords.verify(existing.password_hash, password)
-                if not matched:
-                    raise Exists("USERNAME_TAKEN", username=username)
-                # Possibly a retry: only its stored answer is returned.
-                return await self.repository.register_account(request, username, None, guest_id)
-            hashed = await self.passwords.hash(password)
-            answer = await self.repository.register_account(request, username, hashed, guest_id)
+            limit = self.options.limits.login
+            async with self._counted("login", f"account:{username}", limit, request.request_id):
+                existing = await self.repository.player_by_username(username)
+                if existing is not None:
+                    matched, _ = await self.passwords.verify(existing.password_hash, password)
+                    if not matched:
+                        raise Exists("USERNAME_TAKEN", username=username)
+                    # Possibly a retry: only its stored answer is returned.
+                    return await self.repository.register_account(request, username, None, guest_id)
+                hashed = await self.passwords.hash(password)
+                answer = await self.repository.register_account(request, username, hashed, guest_id)
             LOGINS.labels("register").inc()
             return answer
 
@@ -398,15 +420,16 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             if not request.password:
                 raise Invalid("FIELD_REQUIRED", field="password")
             username = request.username.lower()[:64]
-            await self._limit("login", f"account:{username}", self.options.limits.login)
-            account = await self.repository.player_by_username(username)
-            matched, new_hash = await self.passwords.verify(
-                account.password_hash if account else None, request.password[:1024]
-            )
-            if account is None or not matched:
-                LOGIN_FAILURES.labels("BAD_CREDENTIALS").inc()
-                raise Unauthorized("BAD_CREDENTIALS")
-            answer = await self.repository.login_account(request, account, new_hash)
+            limit = self.options.limits.login
+            async with self._counted("login", f"account:{username}", limit, request.request_id):
+                account = await self.repository.player_by_username(username)
+                matched, new_hash = await self.passwords.verify(
+                    account.password_hash if account else None, request.password[:1024]
+                )
+                if account is None or not matched:
+                    LOGIN_FAILURES.labels("BAD_CREDENTIALS").inc()
+                    raise Unauthorized("BAD_CREDENTIALS")
+                answer = await self.repository.login_account(request, account, new_hash)
             LOGINS.labels("account").inc()
             return answer
 
@@ -545,9 +568,6 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             stored = await self.repository.stored(once, lobby_pb2.HostTableResponse)
             if stored is not None:
                 return stored
-            await self._limit(
-                "host_table", f"player:{player.player_id}", self.options.limits.host_table
-            )
             key = (player.player_id, request.request_id)
             seats = [
                 table_pb2.SeatSetup(
@@ -561,35 +581,33 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 )
                 for bot in request.bots
             ]
-            created = await self.tables.create(
-                table_pb2.CreateTableRequest(
-                    request_id=derived_request_id("host-create", *key),
-                    rules=request.rules,
-                    name=request.name,
-                    visibility=request.visibility or common_pb2.TABLE_VISIBILITY_PUBLIC,
-                    seats=seats,
-                    host_player_id=player.player_id,
-                    start_when_full=request.start_when_full,
-                    locale=request.locale,
-                )
+            create = table_pb2.CreateTableRequest(
+                request_id=derived_request_id("host-create", *key),
+                rules=request.rules,
+                name=request.name,
+                visibility=request.visibility or common_pb2.TABLE_VISIBILITY_PUBLIC,
+                seats=seats,
+                host_player_id=player.player_id,
+                start_when_full=request.start_when_full,
+                locale=request.locale,
             )
-            await self.repository.record_table(
-                created, source="hosted", host_player_id=player.player_id
+            sit = table_pb2.SitRequest(
+                request_id=derived_request_id("host-sit", *key),
+                seat=request.host_seat,
+                player_id=player.player_id,
+                display_name=player.display_name,
+                locale=request.locale,
             )
-            sat = await self.tables.sit(
-                table_pb2.SitRequest(
-                    request_id=derived_request_id("host-sit", *key),
-                    table_id=created.table_id,
-                    seat=request.host_seat,
-                    player_id=player.player_id,
-                    display_name=player.display_name,
-                    locale=request.locale,
-                )
-            )
+            limit = self.options.limits.host_table
+            subject = f"player:{player.player_id}"
+            async with self._counted("host_table", subject, limit, request.request_id):
+                # Owed from here on: if this call goes no further, a finisher makes the calls.
+                await self.repository.begin_hosting(create, sit)
+                created, sat = await host_table_calls(self.repository, self.tables, create, sit)
             table = sat.table
             table.invite_code = created.invite_code
             answer = lobby_pb2.HostTableResponse(table=table, seat=sat.seat)
-            await self.repository.store(once, answer)
+            await self.repository.store(once, answer, hosting=create.request_id)
             return answer
 
         return await self._answer(request, context, work)
@@ -664,15 +682,15 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             check_request_id(request.request_id)
             _enum(request.preset, _PRESET_VALUES, "preset")
             player = await self._caller()
-            await self._limit(
-                "quick_match", f"player:{player.player_id}", self.options.limits.quick_match
-            )
-            answer = await self.repository.join_queue(
-                request,
-                player,
-                preset_name(request.preset),
-                self.options.quick_match_wait_seconds,
-            )
+            limit = self.options.limits.quick_match
+            subject = f"player:{player.player_id}"
+            async with self._counted("quick_match", subject, limit, request.request_id):
+                answer = await self.repository.join_queue(
+                    request,
+                    player,
+                    preset_name(request.preset),
+                    self.options.quick_match_wait_seconds,
+                )
             self.matchmaker.wake()
             return answer
 
@@ -1021,6 +1039,7 @@ async def open_lobby(
     tasks = [
         asyncio.ensure_future(servicer.matchmaker.run()),
         asyncio.ensure_future(driver.run()),
+        asyncio.ensure_future(HostingFinisher(servicer.repository, servicer.tables).run()),
         asyncio.ensure_future(_housekeeping(servicer.repository)),
     ]
     _log.info("lobby ready", jwks_port=jwks.port, holder=driver.holder)
