@@ -1094,10 +1094,11 @@ async def serve_lobby(settings: Settings) -> None:
 def main(settings: Settings) -> int:
     """``serve_lobby`` in its own event loop: 0 after a graceful stop, 1 if it could not start
     (the reason logged)."""
+    # First: every line the process writes, from the first, follows its log format.
+    configure_logging(settings.log_format, settings.log_level)
     try:
         asyncio.run(serve_lobby(settings))
     except ConfigError as error:
-        configure_logging(settings.log_format, settings.log_level)
         _log.error("cannot start", reason=str(error))
         return 1
     return 0

@@ -288,10 +288,11 @@ def run(
 ) -> int:
     """``serve()`` in its own event loop: the exit status (0 after a graceful stop; 1 if the
     service could not start, with the reason logged)."""
+    # First: every line the process writes, from the first, follows its log format.
+    configure_logging(settings.log_format, settings.log_level)
     try:
         asyncio.run(serve(name, register, settings, ready=ready, access=access))
     except ConfigError as exc:
-        configure_logging(settings.log_format, settings.log_level)
         get_logger(service=name).error("cannot start", reason=str(exc))
         return 1
     return 0

@@ -290,10 +290,11 @@ async def serve_table(settings: Settings) -> None:
 
 
 def main(settings: Settings) -> int:
+    # First: every line the process writes, from the first, follows its log format.
+    configure_logging(settings.log_format, settings.log_level)
     try:
         asyncio.run(serve_table(settings))
     except ConfigError as error:
-        configure_logging(settings.log_format, settings.log_level)
         _log.error("cannot start", reason=str(error))
         return 1
     return 0
