@@ -158,7 +158,8 @@ _R = TypeVar("_R")
 
 @dataclass(frozen=True)
 class Limits:
-    """Rate limits per subject, shared by every lobby pod (the database counts)."""
+    """Rate limits per subject, shared by every lobby pod (the database counts); ``serve``
+    takes them from the settings (``OKEY_*_LIMIT_PER_MINUTE``)."""
 
     login: RateLimit = field(default_factory=lambda: RateLimit(10, 60.0))
     host_table: RateLimit = field(default_factory=lambda: RateLimit(10, 60.0))
@@ -997,6 +998,11 @@ async def open_lobby(
     options = options or Options(
         access_token_seconds=settings.access_token_seconds,
         quick_match_wait_seconds=settings.quick_match_wait_seconds,
+        limits=Limits(
+            login=RateLimit(settings.login_limit_per_minute, 60.0),
+            host_table=RateLimit(settings.host_table_limit_per_minute, 60.0),
+            quick_match=RateLimit(settings.quick_match_limit_per_minute, 60.0),
+        ),
     )
     published = published_jwks(signing_key, settings)
     verifier = JwksVerifier(published)
