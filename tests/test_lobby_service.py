@@ -43,7 +43,7 @@ from okey101.cli import built_services
 from okey101.lobby import Limits, Lobby, Options, start_lobby
 from okey101.lobby.errors import CATALOGUE
 from okey101.lobby.models import metadata, players, queue, refresh_tokens, requests
-from okey101.lobby.repository import LeaseLost, LobbyRepository, RateLimit
+from okey101.lobby.repository import LeaseLost, LobbyRepository, Once, RateLimit
 from okey101.platform.auth import (
     JwksVerifier,
     SigningKey,
@@ -1046,7 +1046,25 @@ def test_one_pod_holds_a_tournament_lease_until_it_expires(
             for index in range(5):
                 player = await _player(database, f"p{index}")
                 await one.register(tid, player)
-            await one.start_tournament(tid, None, 2)
+            once = Once.of(
+                "StartTournament",
+                "service:test",
+                lobby_pb2.StartTournamentRequest(request_id="s", tournament_id=tid),
+            )
+
+            def respond(row: Any) -> lobby_pb2.StartTournamentResponse:
+                return lobby_pb2.StartTournamentResponse(
+                    tournament=lobby_pb2.Tournament(
+                        tournament_id=row.tournament_id, current_round=row.current_round
+                    )
+                )
+
+            kind = lobby_pb2.StartTournamentResponse
+            started = await one.start_tournament(tid, None, 2, once, kind, respond)
+            assert started.tournament.current_round == 1
+            # The answer was stored with the start: a retry (here from another pod, as after a
+            # pod died before answering) gets it, not TOURNAMENT_NOT_REGISTERING.
+            assert await two.start_tournament(tid, None, 2, once, kind, respond) == started
             assert await one.acquire_lease(tid, "pod-a")
             assert not await two.acquire_lease(tid, "pod-b")
             assert await one.acquire_lease(tid, "pod-a")  # a renewal

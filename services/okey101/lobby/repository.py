@@ -1041,13 +1041,24 @@ class LobbyRepository:
         await self._write(work)
 
     async def start_tournament(
-        self, tournament_id: str, caller: str | None, minimum_players: int
-    ) -> None:
+        self,
+        tournament_id: str,
+        caller: str | None,
+        minimum_players: int,
+        once: Once,
+        kind: type[_M],
+        respond: Callable[[TournamentRow], _M],
+    ) -> _M:
         """Start registration's end: round 1 is planned by whichever pod takes the lease.
-        ``caller`` is the player starting it (None: a service)."""
+        ``caller`` is the player starting it (None: a service). The answer (``respond`` of the
+        tournament as started) is stored with the start, in its transaction, so a retry gets
+        it even if the first call's answer was lost."""
 
-        async def work(session: AsyncConnection) -> None:
+        async def work(session: AsyncConnection) -> _M:
             tournament = await self._tournament_for_update(session, tournament_id)
+            stored = await recall(session, once, kind)
+            if stored is not None:
+                return stored
             if caller is not None and caller != tournament.creator_player_id:
                 raise Denied("NOT_TOURNAMENT_CREATOR", tournament_id=tournament_id)
             if tournament.state != REGISTERING:
@@ -1073,8 +1084,11 @@ class LobbyRepository:
                     tournament_id=tournament_id, holder="", expires_us=0, generation=0
                 )
             )
+            answer = respond(await self._tournament_for_update(session, tournament_id))
+            await remember(session, once, answer)
+            return answer
 
-        await self._write(work)
+        return await self._write(work)
 
     async def tournament(self, tournament_id: str) -> TournamentRow:
         async with self.database.read() as session:

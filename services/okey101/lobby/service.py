@@ -779,12 +779,17 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             if stored is not None:
                 return stored
             caller = claims.subject if claims.kind == "player" else None
-            await self.repository.start_tournament(tournament_id, caller, MIN_TOURNAMENT_PLAYERS)
-            answer = lobby_pb2.StartTournamentResponse(
-                tournament=await self._tournament_message(tournament_id)
+            return await self.repository.start_tournament(
+                tournament_id,
+                caller,
+                MIN_TOURNAMENT_PLAYERS,
+                once,
+                lobby_pb2.StartTournamentResponse,
+                # As started: no round planned yet (the driver plans round 1 next).
+                lambda row: lobby_pb2.StartTournamentResponse(
+                    tournament=tournament_message(row, [])
+                ),
             )
-            await self.repository.store(once, answer)
-            return answer
 
         return await self._answer(request, context, work)
 
