@@ -23,7 +23,13 @@ from test_abuse_harness import Guest, Outcome, World, check_refusal, open_world
 from test_table_service import decide_for, one_hand_rules
 
 from okey101.platform.errors import ResourceExhausted, status_code_of
-from okey101.table.limits import BURST_ENV, PER_SECOND_ENV, ActLimit, ActLimiter
+from okey101.table.limits import (
+    BURST_ENV,
+    PER_SECOND_ENV,
+    RECENT_REQUESTS,
+    ActLimit,
+    ActLimiter,
+)
 
 
 class Clock:
@@ -81,6 +87,34 @@ def test_the_rate_holds_over_time_and_forgotten_buckets_start_full() -> None:
     limiter.check("cem", "t-1")  # ada's bucket, the least recently used, is forgotten
     for _ in range(3):
         limiter.check("ada", "t-1")
+
+
+def test_a_retried_move_is_not_counted_again() -> None:
+    """A client retrying a move (its answer lost, or UNAVAILABLE) sends the same request id:
+    the bucket takes nothing for it, however often, while it is one of the last few let
+    through. A request the limit refused was not counted, so it is not remembered either."""
+    clock = Clock()
+    limiter = ActLimiter(ActLimit(burst=2, per_second=1.0), clock=clock)
+    limiter.check("ada", "t-1", "move-1")
+    for _ in range(10):
+        limiter.check("ada", "t-1", "move-1")
+    limiter.check("ada", "t-1", "move-2")
+    limiter.check("ada", "t-1", "move-1")
+    with pytest.raises(ResourceExhausted):
+        limiter.check("ada", "t-1", "move-3")
+    with pytest.raises(ResourceExhausted):
+        limiter.check("ada", "t-1", "move-3")  # refused, so not let through next time
+    clock.now += 1.0
+    limiter.check("ada", "t-1", "move-3")
+    limiter.check("ada", "t-1", "move-2")  # still remembered
+    with pytest.raises(ResourceExhausted):
+        limiter.check("ada", "t-1", "move-4")
+    # Only the latest few are remembered: an old id is a new call.
+    for index in range(5, 5 + RECENT_REQUESTS):
+        clock.now += 1.0
+        limiter.check("ada", "t-1", f"move-{index}")
+    with pytest.raises(ResourceExhausted):
+        limiter.check("ada", "t-1", "move-1")
 
 
 def test_the_limit_is_configured_from_the_environment_and_zero_turns_it_off() -> None:

@@ -202,3 +202,45 @@ def _loaded_without_extras(program: str, tmp_path: Path, *args: str) -> list[str
     assert result.returncode == 0, result.stderr[-2000:]
     names: list[str] = json.loads(listing.read_text())
     return names
+
+
+def test_every_line_every_service_writes_follows_its_log_format(tmp_path: Path) -> None:
+    """``--log-format json``: each service's every line, on standard error or output, is a JSON
+    object, from the first (the table says it uses the development signing key before its
+    server is built) to the last."""
+    dev_signing_key(tmp_path)
+    env = {key: value for key, value in os.environ.items() if key != "OKEY_LOG_FORMAT"}
+    children: dict[str, tuple[subprocess.Popen[bytes], int]] = {}
+    try:
+        for name in built_services():
+            port = free_port()
+            command = [
+                sys.executable, "-m", "okey101.cli", "serve", name, "--log-format", "json",
+                "--port", str(port), "--metrics-port", "0", "--var-dir", str(tmp_path),
+            ]  # fmt: skip
+            if name == "lobby":
+                command += ["--jwks-port", "0"]
+            children[name] = (
+                subprocess.Popen(
+                    command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+                ),
+                port,
+            )
+        for _child, port in children.values():
+            wait_serving_sync(f"127.0.0.1:{port}", timeout=90)
+    finally:
+        written = {}
+        for child, _port in children.values():
+            child.send_signal(signal.SIGTERM)
+        for name, (child, _port) in children.items():
+            out, err = child.communicate(timeout=60)
+            written[name] = (out + err).decode()
+    assert set(written) == set(built_services())
+    for name, text in written.items():
+        lines = text.splitlines()
+        assert lines, name
+        for line in lines:
+            entry = json.loads(line)  # not a console line
+            assert isinstance(entry, dict), (name, line)
+    first_table_events = [json.loads(line)["event"] for line in written["table"].splitlines()]
+    assert first_table_events[0] == "using the development signing key (local mode)"

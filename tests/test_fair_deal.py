@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from okey101.engine.deal import deal
 from okey101.engine.errors import InvalidInput
 from okey101.engine.fair_deal import commitment, deck_order, parse_seed
+from okey101.engine.rules import OYNA
+from okey101.engine.tiles import face_name, tile_by_id
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "fair-deals.md"
 
@@ -65,8 +68,8 @@ def independent_deck(table_id: str, hand: int, server: bytes, seeds: list[str]) 
     return deck
 
 
-def test_the_docs_publish_two_vectors() -> None:
-    assert len(documented_vectors()) == 2
+def test_the_docs_publish_three_vectors() -> None:
+    assert len(documented_vectors()) == 3
 
 
 @pytest.mark.parametrize("vector", documented_vectors(), ids=lambda v: v["table_id"])
@@ -167,3 +170,55 @@ def test_verify_deal_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(capsys.readouterr().out)["deck_matches"] is False
     assert main([*flags, "--player-seed", "7:00"]) == 2
     assert "SEAT:HEX" in capsys.readouterr().err
+
+
+def _names(tile_ids: list[int]) -> str:
+    return " ".join(str(tile_by_id(tile_id)) for tile_id in tile_ids)
+
+
+def _field(pattern: str, text: str) -> re.Match[str]:
+    found = re.search(pattern, text, re.MULTILINE)
+    assert found is not None, pattern
+    return found
+
+
+def test_the_documented_deal_is_the_engines_and_the_texts() -> None:
+    """Vector 3's racks, indicator and stock as docs/fair-deals.md publishes them: what the
+    engine deals from the deck, and what the section "From the deck to the deal" says, read
+    again here as slices of positions. Vector 1's first rack too."""
+    text = DOC.read_text(encoding="utf-8")
+    block = re.split(r"\*\*Vector \d+\*\*", text)[3]
+    deck = [int(tile_id) for tile_id in documented_vectors()[2]["deck"].split()]
+    dealer = int(_field(r"dealt by seat (\d)", block).group(1))
+    racks = {
+        int(seat): names
+        for seat, names in re.findall(r"^- seat (\d) \([^)]*\): `([^`]*)`$", block, re.MULTILINE)
+    }
+    indicator, okey = _field(
+        r"^- indicator [^`]*`([^`]+)`, so the okey is `([^`]+)`$", block
+    ).group(1, 2)
+    stock = _field(r"^- stock[^`]*`([^`]*)`$", block).group(1)
+    assert sorted(racks) == [0, 1, 2, 3]
+
+    state = deal(OYNA, dealer, [tile_by_id(tile_id) for tile_id in deck])
+    assert {seat: _names([t.id for t in state.seats[seat].rack]) for seat in range(4)} == racks
+    assert str(state.okey.indicator) == indicator and face_name(state.okey.face) == okey
+    assert _names([t.id for t in state.stock]) == stock
+
+    # The text, written again: consecutive slices in order of play from the seat after the
+    # dealer, the first non-false-joker of the rest, the others in deck order.
+    first = (dealer + 1) % 4
+    bounds = [0, 22, 43, 64, 85]
+    for offset in range(4):
+        seat = (first + offset) % 4
+        assert _names(deck[bounds[offset] : bounds[offset + 1]]) == racks[seat]
+    rest = deck[85:]
+    place = next(index for index, tile_id in enumerate(rest) if tile_id < 104)
+    assert str(tile_by_id(rest[place])) == indicator and place == 1  # 85 is a false joker
+    assert _names(rest[:place] + rest[place + 1 :]) == stock
+
+    first_rack = _field(r"^- the first rack \(dealer 3, [^`]*`([^`]*)`$", text).group(1)
+    deck_1 = [int(tile_id) for tile_id in documented_vectors()[0]["deck"].split()]
+    assert _names(deck_1[:22]) == first_rack
+    dealt_1 = deal(OYNA, 3, [tile_by_id(tile_id) for tile_id in deck_1])
+    assert _names([t.id for t in dealt_1.seats[0].rack]) == first_rack

@@ -43,6 +43,7 @@ import sys
 import threading
 import time
 import urllib.request
+import uuid
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -843,3 +844,259 @@ def test_sigterm_drains_a_table_process_and_clients_finish_on_another(
     ):
         asyncio.run(wait_serving(other, timeout=60))
         run(lambda: scenario(stack, other))
+
+
+# --------------------------------------------------------------------------------------------
+# A table that fills during a fault starts within seconds of its end
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def each_database(request: pytest.FixtureRequest) -> Iterator[dict[str, str] | None]:
+    """SQLite files (None), then PostgreSQL databases where OKEY_TEST_DATABASE_URL is set."""
+    if request.param == "sqlite":
+        yield None
+        return
+    base = os.environ.get(load_stack.DATABASE_ENV)
+    if not base:
+        pytest.skip(f"{load_stack.DATABASE_ENV} is not set: the PostgreSQL runs are skipped")
+    with load_stack.temporary_databases(base, "okey_faults") as urls:
+        yield urls
+
+
+#: How soon after a fault's end every table it held up must have started: the table's timer
+#: retries every second, the lobby's workers every half second; a table pod killed while it
+#: held a table's timer keeps it for its lease (15 s) first.
+STARTS_WITHIN = 40.0
+
+
+async def table_state(client: StackClient, table_id: str) -> int:
+    answer = await client.rpc(
+        lambda c: c.table.GetTable,
+        table_pb2.GetTableRequest(table_id=table_id),
+        client.service_auth,
+        name="GetTable",
+    )
+    return int(answer.table.state)
+
+
+async def start_tournament(client: StackClient, guests: list[Guest]) -> str:
+    """A one-table tournament of ``guests`` (bots in the other seats), started."""
+    created = await client.rpc(
+        lambda c: c.lobby.CreateTournament,
+        lobby_pb2.CreateTournamentRequest(
+            request_id=uuid.uuid4().hex, name="Fault cup", rules=rules(1), max_players=4
+        ),
+        client.service_auth,
+        name="CreateTournament",
+    )
+    tournament_id = created.tournament.tournament_id
+    for guest in guests:
+        await client.rpc(
+            lambda c: c.lobby.RegisterForTournament,
+            lobby_pb2.RegisterForTournamentRequest(
+                request_id=uuid.uuid4().hex, tournament_id=tournament_id
+            ),
+            guest.auth,
+            name="RegisterForTournament",
+        )
+    await client.rpc(
+        lambda c: c.lobby.StartTournament,
+        lobby_pb2.StartTournamentRequest(request_id=uuid.uuid4().hex, tournament_id=tournament_id),
+        client.service_auth,
+        name="StartTournament",
+    )
+    return tournament_id
+
+
+async def round_tables(client: StackClient, tournament_id: str) -> list[str]:
+    """The tables of the tournament's first round the lobby has started."""
+    answer = await client.rpc(
+        lambda c: c.lobby.GetTournament,
+        lobby_pb2.GetTournamentRequest(tournament_id=tournament_id),
+        client.service_auth,
+        name="GetTournament",
+    )
+    rounds = answer.tournament.rounds
+    return list(rounds[0].table_ids) if rounds else []
+
+
+class HeldUp:
+    """What a fault held up: a hosted start_when_full table (its guest and three bots), a
+    quick match of four, a two-player tournament's first round."""
+
+    def __init__(self, client: StackClient, guests: list[Guest]) -> None:
+        self.client = client
+        self.hosting = asyncio.create_task(host_table(client, guests[:1], rules(1), bots=(1, 2, 3)))
+        self.queued = [
+            asyncio.create_task(load_stack.quick_match(client, guest, poll_seconds=0.2))
+            for guest in guests[1:5]
+        ]
+        self.cup = asyncio.create_task(start_tournament(client, guests[5:7]))
+
+    async def tables(self) -> list[str]:
+        """Every table, once the lobby has answered for each (the hosted one, the quick
+        match's, the tournament's)."""
+        hosted = await asyncio.wait_for(self.hosting, 60)
+        places = await asyncio.wait_for(asyncio.gather(*self.queued), 120)
+        assert len({table_id for table_id, _seat in places}) == 1, places
+        cup = await asyncio.wait_for(self.cup, 60)
+
+        async def cup_table() -> bool:
+            return bool(await round_tables(self.client, cup))
+
+        await until_async(cup_table, 120, "the tournament's table")
+        return [hosted.table_id, places[0][0], *(await round_tables(self.client, cup))]
+
+    async def waiting(self) -> list[str]:
+        """What is still held up now: the hosted table if it is waiting, the quick match if
+        nobody is matched, the tournament if its table has not started."""
+        held = []
+        if self.hosting.done():
+            if await table_state(self.client, self.hosting.result().table_id) == WAITING:
+                held.append("hosted")
+        else:
+            held.append("hosted (no answer)")
+        if not any(task.done() for task in self.queued):
+            held.append("quick match")
+        if not self.cup.done() or not await round_tables(self.client, self.cup.result()):
+            held.append("tournament")
+        return held
+
+
+WAITING = common_pb2.TABLE_STATE_WAITING
+
+
+async def until_async(
+    done: Callable[[], Coroutine[Any, Any, bool]], timeout: float, what: str
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not await done():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        await asyncio.sleep(0.2)
+
+
+async def all_started(client: StackClient, tables: list[str], since: float) -> float:
+    """Seconds from ``since`` until every table has started (it may be over already)."""
+
+    async def started() -> bool:
+        return all([await table_state(client, table_id) != WAITING for table_id in tables])
+
+    await until_async(started, STARTS_WITHIN + 60, "every table to start")
+    return time.monotonic() - since
+
+
+def test_tables_filling_while_rules_bot_or_scoring_is_down_start_within_seconds(
+    tmp_path: Path, each_database: dict[str, str] | None
+) -> None:
+    """For each of rules, bot and scoring in turn: the process is killed, then a guest hosts
+    a start_when_full table with three bots (its Sit fills it), four guests queue for a quick
+    match, a two-player tournament starts. Without the rules service nothing can be dealt:
+    HostTable still answers (the table WAITING, its start owed by a timer committed with the
+    filling Sit), the quick match and the tournament's table wait (the lobby's workers retry
+    them); once it is back every one of them starts within seconds. Without the bot or the
+    scoring service they start at once (the first is not needed to deal, the second only
+    hears of hands once they end). Nothing is lost or logged as unexpected."""
+
+    async def scenario(stack: LocalStack) -> None:
+        figures = Figures()
+        client = client_for(stack, figures)
+        guests = await login_guests(client, 3 * 7)
+        delays = {}
+        for index, service in enumerate(("rules", "bot", "scoring")):
+            kill(stack, service)
+            began = time.monotonic()
+            held = HeldUp(client, guests[7 * index : 7 * index + 7])
+            if service == "rules":
+                await asyncio.wait_for(held.hosting, 60)
+                await asyncio.sleep(3)
+                assert await held.waiting() == ["hosted", "quick match", "tournament"]
+                await restart(stack, service)
+                back = time.monotonic()
+                delays["after rules is back"] = await all_started(client, await held.tables(), back)
+            else:
+                delays[f"while {service} is down"] = await all_started(
+                    client, await held.tables(), began
+                )
+                await restart(stack, service)
+        await client.close()
+        assert all(delay < STARTS_WITHIN for delay in delays.values()), delays
+        unclean = {code for (_method, code) in figures.failures if code not in CLEAN_CODES}
+        assert not unclean, f"clients saw {unclean}: {figures.samples}"
+        assert unexpected_log_lines(stack) == []
+
+    with running(tmp_path, each_database) as stack:
+        run(lambda: scenario(stack))
+
+
+def test_a_table_process_killed_after_the_filling_sit_commits_starts_its_tables_when_back(
+    tmp_path: Path, each_database: dict[str, str] | None
+) -> None:
+    """The rules service is down, so nothing that fills can be dealt: a hosted table's last Sit
+    commits (SEAT_TAKEN and the timer that owes its start) and answers; the quick match's
+    and the tournament's Sits commit and their Start fails (the lobby rolls back and retries).
+    Then the table process is killed (SIGKILL) with all of that committed and nothing started,
+    and, while it is down, one HostTable is retried with its request id more often than the
+    limit allows (10 a minute): each answer is UNAVAILABLE, never RATE_LIMITED. The rules
+    service comes back, then the table process: every table starts within seconds; the
+    HostTable nobody retried since is finished by the lobby (its table made, its host seated,
+    started), and its retry is answered with that table."""
+
+    async def scenario(stack: LocalStack) -> None:
+        figures = Figures()
+        client = client_for(stack, figures)
+        guests = await login_guests(client, 8)
+        kill(stack, "rules")
+        held = HeldUp(client, guests[:7])
+        hosted = await asyncio.wait_for(held.hosting, 60)
+        await asyncio.sleep(3)  # the matcher's and the driver's Sits are in, their Start not
+        assert await held.waiting() == ["hosted", "quick match", "tournament"]
+        kill(stack, "table")
+
+        retried = lobby_pb2.HostTableRequest(
+            request_id=uuid.uuid4().hex,
+            rules=rules(1),
+            bots=[lobby_pb2.BotSeat(seat=seat) for seat in (1, 2, 3)],
+            start_when_full=True,
+        )
+        host = guests[7]
+        for _attempt in range(12):
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await client.lobby.HostTable(retried, metadata=await host.auth(), timeout=10)
+            assert caught.value.code() == grpc.StatusCode.UNAVAILABLE, caught.value.details()
+
+        await restart(stack, "rules")
+        await restart(stack, "table")
+        back = time.monotonic()
+        tables = await held.tables()
+        assert tables[0] == hosted.table_id
+
+        # Not retried yet: the lobby's hosting finisher makes the table and seats its host.
+        async def finished() -> bool:
+            listed = await client.rpc(
+                lambda c: c.table.ListTables,
+                table_pb2.ListTablesRequest(player_id=host.player_id),
+                client.service_auth,
+                name="ListTables",
+            )
+            return any(
+                table.seats[0].kind == common_pb2.OCCUPANT_KIND_PLAYER for table in listed.tables
+            )
+
+        await until_async(finished, STARTS_WITHIN, "the hosting finisher to seat the host")
+        (made,) = await list_tables_of(client, host.player_id)
+        answer = await client.rpc(lambda c: c.lobby.HostTable, retried, host.auth, name="HostTable")
+        assert answer.table.table_id == made and answer.seat == 0
+        delay = await all_started(client, [*tables, made], back)
+        assert delay < STARTS_WITHIN, delay
+        assert await list_tables_of(client, host.player_id) == [made]
+        # No table was made twice: each guest holds one seat.
+        for guest in guests[:5]:
+            assert len(await list_tables_of(client, guest.player_id)) == 1
+        await client.close()
+        unclean = {code for (_method, code) in figures.failures if code not in CLEAN_CODES}
+        assert not unclean, f"clients saw {unclean}: {figures.samples}"
+        assert unexpected_log_lines(stack) == []
+
+    with running(tmp_path, each_database) as stack:
+        run(lambda: scenario(stack))

@@ -42,7 +42,7 @@ from sqlalchemy.engine import make_url
 from okey101.lobby import Limits, Lobby, Options, start_lobby
 from okey101.lobby.errors import CATALOGUE
 from okey101.lobby.models import metadata, players, queue, refresh_tokens, requests
-from okey101.lobby.repository import LeaseLost, LobbyRepository, RateLimit
+from okey101.lobby.repository import LeaseLost, LobbyRepository, Once, RateLimit
 from okey101.platform.auth import (
     JwksVerifier,
     SigningKey,
@@ -604,6 +604,73 @@ def test_rate_limits_hold_across_two_lobbies_on_one_database(
     run(scenario())
 
 
+def test_a_retry_is_never_counted_again_by_a_rate_limit(tmp_path: Path, database_url: str) -> None:
+    """Every rate limit counts a request id once: a first login retried (its answer lost), a
+    HostTable retried while the table service is down (UNAVAILABLE each time), a quick-match
+    join retried: none of them reaches the limit, however often. A login refused for its
+    password counts each time it is sent, even with the same request id: guessing is limited
+    whatever the ids."""
+    from okey101.bench.rules_bench import free_port
+
+    limits = Limits(
+        login=RateLimit(3, 60.0), host_table=RateLimit(2, 60.0), quick_match=RateLimit(2, 60.0)
+    )
+    settings = lobby_settings(
+        tmp_path, database_url, table_address=f"127.0.0.1:{free_port()}"
+    )  # nothing listens there: the table service is down
+
+    async def scenario() -> None:
+        async with lobby_client(settings, options=Options(limits=limits)) as client:
+            stub = client.stub
+            first = lobby_pb2.LoginGuestRequest(
+                request_id="first-login", device_id="device-retried", display_name="Ayşe"
+            )
+            answers = [await stub.LoginGuest(first) for _ in range(6)]
+            assert all(answer == answers[0] for answer in answers)
+            again = lobby_pb2.LoginGuestRequest(
+                request_id="second-login",
+                device_id="device-retried",
+                guest_secret=answers[0].guest_secret,
+            )
+            await stub.LoginGuest(again)  # the second request counted: two of three
+            auth = bearer(answers[0].tokens.access_token)
+
+            host = lobby_pb2.HostTableRequest(request_id="host-1", start_when_full=True)
+            for _ in range(5):
+                down = await refused(stub.HostTable(host, metadata=auth))
+                assert (down.code, down.reason) == (
+                    grpc.StatusCode.UNAVAILABLE, "PEER_UNAVAILABLE",
+                )  # fmt: skip
+            other = await refused(
+                stub.HostTable(lobby_pb2.HostTableRequest(request_id="host-2"), metadata=auth)
+            )
+            assert other.reason == "PEER_UNAVAILABLE"
+            over = await refused(
+                stub.HostTable(lobby_pb2.HostTableRequest(request_id="host-3"), metadata=auth)
+            )
+            assert (over.reason, over.metadata["action"]) == ("RATE_LIMITED", "host_table")
+            assert (await refused(stub.HostTable(host, metadata=auth))).reason == (
+                "PEER_UNAVAILABLE"
+            )
+
+            join = lobby_pb2.JoinQuickMatchRequest(request_id="join-1")
+            tickets = [await stub.JoinQuickMatch(join, metadata=auth) for _ in range(4)]
+            assert all(ticket == tickets[0] for ticket in tickets)
+
+            await stub.RegisterAccount(
+                lobby_pb2.RegisterAccountRequest(
+                    request_id="register", username="guesser", password=PASSWORD
+                )
+            )  # one of the username's three
+            guess = lobby_pb2.LoginAccountRequest(
+                request_id="guess", username="guesser", password="not the password"
+            )
+            reasons = [(await refused(stub.LoginAccount(guess))).reason for _ in range(3)]
+            assert reasons == ["BAD_CREDENTIALS", "BAD_CREDENTIALS", "RATE_LIMITED"]
+
+    run(scenario())
+
+
 # ---------------------------------------------------------------------------------------------
 # Bad input
 
@@ -979,7 +1046,25 @@ def test_one_pod_holds_a_tournament_lease_until_it_expires(
             for index in range(5):
                 player = await _player(database, f"p{index}")
                 await one.register(tid, player)
-            await one.start_tournament(tid, None, 2)
+            once = Once.of(
+                "StartTournament",
+                "service:test",
+                lobby_pb2.StartTournamentRequest(request_id="s", tournament_id=tid),
+            )
+
+            def respond(row: Any) -> lobby_pb2.StartTournamentResponse:
+                return lobby_pb2.StartTournamentResponse(
+                    tournament=lobby_pb2.Tournament(
+                        tournament_id=row.tournament_id, current_round=row.current_round
+                    )
+                )
+
+            kind = lobby_pb2.StartTournamentResponse
+            started = await one.start_tournament(tid, None, 2, once, kind, respond)
+            assert started.tournament.current_round == 1
+            # The answer was stored with the start: a retry (here from another pod, as after a
+            # pod died before answering) gets it, not TOURNAMENT_NOT_REGISTERING.
+            assert await two.start_tournament(tid, None, 2, once, kind, respond) == started
             assert await one.acquire_lease(tid, "pod-a")
             assert not await two.acquire_lease(tid, "pod-b")
             assert await one.acquire_lease(tid, "pod-a")  # a renewal
@@ -1039,7 +1124,7 @@ def test_migrated_schema_matches_the_models(database_url: str) -> None:
 
                 differences, revision = await connection.run_sync(compare)
             assert differences == []
-            assert revision == "0001_initial"
+            assert revision == "0002_hostings"
         finally:
             await database.dispose()
 

@@ -744,3 +744,77 @@ async def _tournament(
     finalists = {line.player_id for line in by_round.standings if line.player_id}
     assert finalists == {line.player_id for line in lines[:4]}
     assert time.monotonic() - began < 240
+
+
+# ---------------------------------------------------------------------------------------------
+# One lobby, two table processes
+
+
+def test_a_lobby_given_two_table_processes_hosts_tables_while_one_is_down(
+    tmp_path: Path,
+) -> None:
+    """``--table-address ipv4:127.0.0.1:A,127.0.0.1:B`` names two table processes on one
+    PostgreSQL database (docs/configuration.md), which the lobby's channel balances over: with
+    the first killed (SIGKILL) HostTable goes on being served by the other, each call answered
+    the first time or after a retry with its request id, with one table each, started. (Given
+    only the first address, the same run fails: nothing serves the lobby.)"""
+    from test_table_processes import table_process
+    from test_table_service import postgres_database as table_database
+
+    if not os.environ.get(TEST_DATABASE_ENV):
+        pytest.skip(f"{TEST_DATABASE_ENV} is not set: two table processes need PostgreSQL")
+    databases = table_database("okey_twotables")
+    url = next(databases)
+
+    async def host(client: Client, guest: Any) -> str:
+        request = lobby_pb2.HostTableRequest(
+            request_id=uuid.uuid4().hex,
+            rules=ONE_HAND,
+            bots=[lobby_pb2.BotSeat(seat=seat) for seat in (1, 2, 3)],
+            start_when_full=True,
+        )
+        for _attempt in range(20):
+            try:
+                answer = await client.stub.HostTable(
+                    request, metadata=bearer(guest.tokens.access_token), timeout=30
+                )
+                return str(answer.table.table_id)
+            except grpc.aio.AioRpcError as error:
+                if error.code() != grpc.StatusCode.UNAVAILABLE:
+                    raise
+                await asyncio.sleep(0.5)
+        raise AssertionError("HostTable was never served")
+
+    async def scenario() -> None:
+        async with peer_services(tmp_path) as services:
+            with (
+                table_process(tmp_path, url, services) as (first, one),
+                table_process(tmp_path, url, services) as (_second, two),
+            ):
+                await wait_serving(one, timeout=60)
+                await wait_serving(two, timeout=60)
+                target = f"ipv4:{one},{two}"
+                settings = lobby_settings(
+                    tmp_path, table_address=target, scoring_address=services[2].target
+                )
+                async with lobby_client(settings) as client:
+                    guests = [await client.guest(name=f"Host {index}") for index in range(6)]
+                    tables = [await host(client, guest) for guest in guests[:2]]
+                    first.send_signal(signal.SIGKILL)
+                    await asyncio.to_thread(first.wait, 10)
+                    tables += [await host(client, guest) for guest in guests[2:]]
+                    service = _service_auth(tmp_path)
+                    async with grpc.aio.insecure_channel(two) as channel:
+                        survivor: Any = table_pb2_grpc.TableServiceStub(channel)
+                        for guest, table_id in zip(guests, tables, strict=True):
+                            listed = await survivor.ListTables(
+                                table_pb2.ListTablesRequest(player_id=guest.player.player_id),
+                                metadata=service,
+                            )
+                            assert [table.table_id for table in listed.tables] == [table_id]
+                            assert listed.tables[0].state != common_pb2.TABLE_STATE_WAITING
+
+    try:
+        run(scenario())
+    finally:
+        next(databases, None)

@@ -586,6 +586,18 @@ def test_settings_come_from_flags_over_service_variables_over_variables() -> Non
     for bad in ({"OKEY_PORT": "x"}, {"OKEY_PORT": "70000"}, {"OKEY_LOCAL_MODE": "maybe"}):
         with pytest.raises(ConfigError):
             load_settings("rules", None, bad)
+    limits = (
+        defaults.login_limit_per_minute,
+        defaults.host_table_limit_per_minute,
+        defaults.quick_match_limit_per_minute,
+    )
+    assert limits == (10, 10, 20)
+    lobby = load_settings("lobby", {"host_table_limit_per_minute": 4},
+                          {"OKEY_LOBBY_LOGIN_LIMIT_PER_MINUTE": "3"})  # fmt: skip
+    assert (lobby.login_limit_per_minute, lobby.host_table_limit_per_minute) == (3, 4)
+    for bad in ({"OKEY_LOGIN_LIMIT_PER_MINUTE": "0"}, {"OKEY_QUICK_MATCH_LIMIT_PER_MINUTE": "x"}):
+        with pytest.raises(ConfigError):
+            load_settings("lobby", None, bad)
 
 
 def test_the_configuration_table_documents_every_setting() -> None:

@@ -873,3 +873,78 @@ def test_players_sitting_at_once_each_get_a_seat_of_their_own(
             assert seated.last_sequence == 4
 
     run(scenario())
+
+
+# ---------------------------------------------------------------------------------------------
+# A full table's start is owed from the commit that filled it
+
+
+async def _timer_kinds(stack: Stack) -> dict[str, str]:
+    from sqlalchemy import select
+
+    from okey101.table.models import timers
+
+    async with stack.servicer.store.database.read() as session:
+        rows = (await session.execute(select(timers.c.table_id, timers.c.kind))).all()
+    return {row.table_id: row.kind for row in rows}
+
+
+def test_a_table_that_fills_while_the_rules_service_is_down_starts_once_it_is_back(
+    table_url: str, tmp_path: Path
+) -> None:
+    """The deal needs the rules service. A start_when_full table filled while it is down (by
+    CreateTable with every seat a bot, or by the Sit of its last player) is answered as
+    usual, WAITING, and its commit holds a "start" timer: the start is retried (and a retried
+    Sit answers from its stored answer, as before) until the rules service is back, then the
+    table starts at once, dealt once."""
+    from okey101.platform.config import settings_for_tests
+    from okey101.platform.server import ServerHandle
+    from okey101.rules import service as rules_service
+
+    async def scenario() -> None:
+        async with running_stack(tmp_path, table_url) as stack:
+            port = stack.rules.port
+            await stack.rules.stop(grace=0)
+            bots = await create_table(
+                stack, one_hand_rules(), seats=all_bots(), start_when_full=True
+            )
+            bot = common_pb2.OCCUPANT_KIND_BOT
+            seats = [
+                table_pb2.SeatSetup(seat=0, kind=common_pb2.OCCUPANT_KIND_PLAYER, player_id="ada"),
+                *(table_pb2.SeatSetup(seat=s, kind=bot) for s in (1, 2, 3)),
+            ]
+            hosted = await create_table(stack, one_hand_rules(), seats=seats, start_when_full=True)
+            sit = table_pb2.SitRequest(request_id="sit-ada", table_id=hosted.table_id, seat=0)
+            stub = stack.table_stub()
+            first = await stub.Sit(sit, metadata=stack.player_auth("ada"))
+            assert first.table.state == common_pb2.TABLE_STATE_WAITING
+            assert await stub.Sit(sit, metadata=stack.player_auth("ada")) == first
+            ids = (bots.table_id, hosted.table_id)
+            kinds = await _timer_kinds(stack)
+            assert [kinds.get(table_id) for table_id in ids] == ["start", "start"]
+            await asyncio.sleep(1.5)  # retried meanwhile, and failing
+            for table_id in ids:
+                assert (await get_table(stack, table_id)).state == common_pb2.TABLE_STATE_WAITING
+            rules = await ServerHandle.start(
+                "rules",
+                rules_service.register,
+                settings_for_tests("rules", var_dir=tmp_path, port=port),
+                access=rules_service.ACCESS,
+            )
+            try:
+
+                async def started() -> bool:
+                    states = [(await get_table(stack, t)).state for t in ids]
+                    return common_pb2.TABLE_STATE_WAITING not in states  # (the bots may be done)
+
+                await wait_for(started, timeout=60)
+                for table_id in ids:
+                    events = await stack.servicer.store.events_after(table_id, 0, limit=10_000)
+                    kinds_seen = [event.kind for event in events]
+                    assert kinds_seen.count(common_pb2.EVENT_KIND_MATCH_STARTED) == 1
+                    assert kinds_seen.count(common_pb2.EVENT_KIND_HAND_DEALT) == 1
+                assert all(kind != "start" for kind in (await _timer_kinds(stack)).values())
+            finally:
+                await rules.stop(grace=0)
+
+    run(scenario())

@@ -10,11 +10,15 @@ microseconds since the epoch (``*_us``), as in the scoring service.
   secret; ``family_id`` groups the tokens one login rotated through (a reused token revokes its
   family); ``used_us`` marks a rotated one, ``revoked_us`` a revoked one.
 - ``lobby_requests``: the answers of state-changing calls by a digest of (method, caller,
-  request id), encrypted under a key derived from the request id (``idempotency``).
+  request id), encrypted under a key derived from the request id (``idempotency``); rows with
+  no answer and a ``limit:<action>`` method mark the request ids a rate limit has counted.
 - ``lobby_rate_limits``: a counter per (limit, subject digest, window start): fixed windows
   shared by every lobby pod.
 - ``lobby_tables``: the tables the lobby created: private tables' invite codes, and where a table
   came from (hosted, quick match, tournament).
+- ``lobby_hostings``: HostTable calls not yet done (the table created and its host seated): the
+  two table service requests each makes, kept until they are answered, so any pod can finish a
+  call whose pod or caller went away (``workers.HostingFinisher``).
 - ``lobby_queue``: quick-match tickets. A partial unique index keeps a player in one queue at a
   time; matchers claim waiting tickets with ``FOR UPDATE SKIP LOCKED``.
 - ``lobby_tournaments``, ``lobby_tournament_players``, ``lobby_tournament_tables``: a tournament,
@@ -130,6 +134,18 @@ tables = Table(
     Column("preset", String(32), nullable=False),
     Column("created_us", BigInteger, nullable=False),
 )
+
+hostings = Table(
+    "lobby_hostings",
+    metadata,
+    # The derived request id of its CreateTable.
+    Column("create_request_id", String(64), primary_key=True),
+    # The CreateTableRequest, then the host's SitRequest (without its table id), as bytes.
+    Column("create_request", LargeBinary, nullable=False),
+    Column("sit_request", LargeBinary, nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+)
+Index("ix_lobby_hostings_created", hostings.c.created_us)
 
 queue = Table(
     "lobby_queue",
@@ -253,6 +269,7 @@ tournament_leases = Table(
 
 __all__ = [
     "ID_LENGTH",
+    "hostings",
     "metadata",
     "players",
     "queue",

@@ -11,7 +11,8 @@ Where two lobby pods could race:
   key: a second transaction with the same key waits for the first and then reads its answer);
 - uniqueness (a username, a device, one waiting ticket per player, one registration) is the
   database's unique constraints, and a violation is answered as what already exists;
-- rate limits are one upsert that counts and returns the count (``hit``);
+- rate limits are one upsert that counts and returns the count (``hit``), in the transaction that
+  marks the request id counted, so a retry is not counted again;
 - tournament writes are fenced by the tournament's lease (``_fence``): a pod that lost the lease
   changes nothing.
 
@@ -30,7 +31,7 @@ from typing import Any, Final, TypeVar
 
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
-from okey.v1 import common_pb2, lobby_pb2
+from okey.v1 import common_pb2, lobby_pb2, table_pb2
 from sqlalchemy import and_, case, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -40,6 +41,7 @@ from okey101.lobby.credentials import RefreshToken, digest, new_id, new_secret, 
 from okey101.lobby.errors import Conflict, Denied, Exists, Invalid, Missing, Unauthorized
 from okey101.lobby.idempotency import fingerprint, request_key, seal, unseal
 from okey101.lobby.models import (
+    hostings,
     players,
     queue,
     rate_limits,
@@ -344,15 +346,26 @@ class LobbyRepository:
     # ----------------------------------------------------------------------------------------
     # Rate limits
 
-    async def hit(self, action: str, subject: str, limit: RateLimit) -> int | None:
-        """Count one call of ``action`` by ``subject``; None if within ``limit``, else the
-        milliseconds until the window ends."""
+    async def hit(self, action: str, subject: str, limit: RateLimit, request_id: str) -> int | None:
+        """Count one request of ``action`` by ``subject``; None if within ``limit`` (or if the
+        request id was counted already: a retry is not counted again), else the milliseconds
+        until the window ends. A request id counted is marked in ``lobby_requests`` (a row with
+        no answer, ``method`` ``limit:<action>``) in the same transaction; a request refused
+        by the limit is not marked, so once the window has passed it counts as new."""
         now = now_us()
         window = int(limit.window_seconds * US)
         start = now - now % window
         bucket = hashlib.sha256(f"{action}\0{subject}".encode()).hexdigest()
+        marker = request_key(f"limit:{action}", subject, request_id)
 
-        async def work(session: AsyncConnection) -> int:
+        async def work(session: AsyncConnection) -> int | None:
+            marked = await session.execute(
+                insert_ignoring_conflicts(requests, self.database.dialect).values(
+                    request_key=marker, method=f"limit:{action}", payload=None, created_us=now
+                )
+            )
+            if marked.rowcount == 0:
+                return None  # counted before: a retry
             statement = (
                 self._insert(rate_limits)
                 .values(bucket=bucket, window_start_us=start, action=action, count=1)
@@ -362,12 +375,22 @@ class LobbyRepository:
                 )
                 .returning(rate_limits.c.count)
             )
-            return int((await session.execute(statement)).scalar_one())
+            count = int((await session.execute(statement)).scalar_one())
+            if count <= limit.limit:
+                return None
+            await session.execute(delete(requests).where(requests.c.request_key == marker))
+            return max(1, (start + window - now) // 1000)
 
-        count = await self._write(work)
-        if count <= limit.limit:
-            return None
-        return max(1, (start + window - now) // 1000)
+        return await self._write(work)
+
+    async def uncount(self, action: str, subject: str, request_id: str) -> None:
+        """Forget that ``hit`` counted the request id: sent again, it counts again."""
+        marker = request_key(f"limit:{action}", subject, request_id)
+
+        async def work(session: AsyncConnection) -> None:
+            await session.execute(delete(requests).where(requests.c.request_key == marker))
+
+        await self._write(work)
 
     # ----------------------------------------------------------------------------------------
     # Players and tokens
@@ -682,14 +705,68 @@ class LobbyRepository:
             raise Invalid("REQUEST_ID_REUSED")
         return kind.FromString(answer)
 
-    async def store(self, once: Once, answer: Message) -> None:
-        """Keep ``answer`` for ``once`` (a retry gets it; the first stored answer wins)."""
+    async def store(self, once: Once, answer: Message, *, hosting: str | None = None) -> None:
+        """Keep ``answer`` for ``once`` (a retry gets it; the first stored answer wins), and
+        end the ``hosting`` it answers in the same transaction."""
 
         async def work(session: AsyncConnection) -> None:
             if await recall(session, once, type(answer)) is None:
                 await remember(session, once, answer)
+            if hosting is not None:
+                await session.execute(
+                    delete(hostings).where(hostings.c.create_request_id == hosting)
+                )
 
         await self._write(work)
+
+    # ----------------------------------------------------------------------------------------
+    # HostTable calls not yet done
+
+    async def begin_hosting(
+        self, create: table_pb2.CreateTableRequest, sit: table_pb2.SitRequest
+    ) -> None:
+        """Keep a HostTable's two table service requests until it is done (``end_hosting``)."""
+
+        async def work(session: AsyncConnection) -> None:
+            await session.execute(
+                insert_ignoring_conflicts(hostings, self.database.dialect).values(
+                    create_request_id=create.request_id,
+                    create_request=create.SerializeToString(),
+                    sit_request=sit.SerializeToString(),
+                    created_us=now_us(),
+                )
+            )
+
+        await self._write(work)
+
+    async def end_hosting(self, create_request_id: str) -> None:
+        async def work(session: AsyncConnection) -> None:
+            await session.execute(
+                delete(hostings).where(hostings.c.create_request_id == create_request_id)
+            )
+
+        await self._write(work)
+
+    async def unfinished_hostings(
+        self, begun_before_us: int, limit: int
+    ) -> list[tuple[table_pb2.CreateTableRequest, table_pb2.SitRequest]]:
+        """HostTable calls begun before ``begun_before_us`` and not yet done, oldest first."""
+        async with self.database.read() as session:
+            rows = (
+                await session.execute(
+                    select(hostings.c.create_request, hostings.c.sit_request)
+                    .where(hostings.c.created_us < begun_before_us)
+                    .order_by(hostings.c.created_us)
+                    .limit(limit)
+                )
+            ).all()
+        return [
+            (
+                table_pb2.CreateTableRequest.FromString(bytes(row.create_request)),
+                table_pb2.SitRequest.FromString(bytes(row.sit_request)),
+            )
+            for row in rows
+        ]
 
     # ----------------------------------------------------------------------------------------
     # The table directory
@@ -964,13 +1041,24 @@ class LobbyRepository:
         await self._write(work)
 
     async def start_tournament(
-        self, tournament_id: str, caller: str | None, minimum_players: int
-    ) -> None:
+        self,
+        tournament_id: str,
+        caller: str | None,
+        minimum_players: int,
+        once: Once,
+        kind: type[_M],
+        respond: Callable[[TournamentRow], _M],
+    ) -> _M:
         """Start registration's end: round 1 is planned by whichever pod takes the lease.
-        ``caller`` is the player starting it (None: a service)."""
+        ``caller`` is the player starting it (None: a service). The answer (``respond`` of the
+        tournament as started) is stored with the start, in its transaction, so a retry gets
+        it even if the first call's answer was lost."""
 
-        async def work(session: AsyncConnection) -> None:
+        async def work(session: AsyncConnection) -> _M:
             tournament = await self._tournament_for_update(session, tournament_id)
+            stored = await recall(session, once, kind)
+            if stored is not None:
+                return stored
             if caller is not None and caller != tournament.creator_player_id:
                 raise Denied("NOT_TOURNAMENT_CREATOR", tournament_id=tournament_id)
             if tournament.state != REGISTERING:
@@ -996,8 +1084,11 @@ class LobbyRepository:
                     tournament_id=tournament_id, holder="", expires_us=0, generation=0
                 )
             )
+            answer = respond(await self._tournament_for_update(session, tournament_id))
+            await remember(session, once, answer)
+            return answer
 
-        await self._write(work)
+        return await self._write(work)
 
     async def tournament(self, tournament_id: str) -> TournamentRow:
         async with self.database.read() as session:
@@ -1320,13 +1411,16 @@ class LobbyRepository:
     # Housekeeping
 
     async def prune(self) -> None:
-        """Forget stored answers past their keeping time, long-expired refresh tokens and old
-        rate-limit windows."""
+        """Forget stored answers (and HostTable calls never done) past their keeping time,
+        long-expired refresh tokens and old rate-limit windows."""
         now = now_us()
 
         async def work(session: AsyncConnection) -> None:
             await session.execute(
                 delete(requests).where(requests.c.created_us < now - ANSWERS_KEPT_US)
+            )
+            await session.execute(
+                delete(hostings).where(hostings.c.created_us < now - ANSWERS_KEPT_US)
             )
             await session.execute(
                 delete(refresh_tokens).where(

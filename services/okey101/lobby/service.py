@@ -58,7 +58,12 @@ from okey101.lobby.repository import (
     preset_name,
     timestamp,
 )
-from okey101.lobby.workers import Matchmaker, TournamentDriver
+from okey101.lobby.workers import (
+    HostingFinisher,
+    Matchmaker,
+    TournamentDriver,
+    host_table_calls,
+)
 from okey101.platform import convert, paging
 from okey101.platform.auth import (
     Access,
@@ -150,7 +155,8 @@ _R = TypeVar("_R")
 
 @dataclass(frozen=True)
 class Limits:
-    """Rate limits per subject, shared by every lobby pod (the database counts)."""
+    """Rate limits per subject, shared by every lobby pod (the database counts); ``serve``
+    takes them from the settings (``OKEY_*_LIMIT_PER_MINUTE``)."""
 
     login: RateLimit = field(default_factory=lambda: RateLimit(10, 60.0))
     host_table: RateLimit = field(default_factory=lambda: RateLimit(10, 60.0))
@@ -305,11 +311,24 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         except PeerError as error:
             await _forward(context, error)
 
-    async def _limit(self, action: str, subject: str, limit: RateLimit) -> None:
-        retry_after = await self.repository.hit(action, subject, limit)
+    @contextlib.asynccontextmanager
+    async def _counted(
+        self, action: str, subject: str, limit: RateLimit, request_id: str
+    ) -> AsyncIterator[None]:
+        """The block, its request counted against ``limit`` first (RATE_LIMITED over it), once
+        per request id: a retry after UNAVAILABLE, or of a call whose answer was lost, is not
+        counted again. A refusal (any other error) makes the request id count again if it is
+        sent again: a login refused for its password, sent again with another, is a new guess."""
+        retry_after = await self.repository.hit(action, subject, limit, request_id)
         if retry_after is not None:
             RATE_LIMITED.labels(action).inc()
             raise Limited("RATE_LIMITED", retry_after_ms=retry_after, action=action)
+        try:
+            yield
+        except (OkeyError, PeerError) as error:
+            if not isinstance(error, NotReady):
+                await self.repository.uncount(action, subject, request_id)
+            raise
 
     async def _caller(self) -> PlayerRow:
         """The player whose token the call carries."""
@@ -333,12 +352,15 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             _name(request.display_name, "display_name", required=False)
             if len(request.guest_secret) > 128:
                 raise Unauthorized("BAD_GUEST_SECRET")
-            await self._limit("login", f"device:{request.device_id}", self.options.limits.login)
-            try:
-                answer = await self.repository.login_guest(request)
-            except Unauthorized as error:
-                LOGIN_FAILURES.labels(error.code).inc()
-                raise
+            limit = self.options.limits.login
+            async with self._counted(
+                "login", f"device:{request.device_id}", limit, request.request_id
+            ):
+                try:
+                    answer = await self.repository.login_guest(request)
+                except Unauthorized as error:
+                    LOGIN_FAILURES.labels(error.code).inc()
+                    raise
             LOGINS.labels("guest").inc()
             return answer
 
@@ -353,16 +375,17 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             password = _password(request.password)
             _name(request.display_name, "display_name", required=False)
             guest_id = await self._optional_player(context)
-            await self._limit("login", f"account:{username}", self.options.limits.login)
-            existing = await self.repository.player_by_username(username)
-            if existing is not None:
-                matched, _ = await self.passwords.verify(existing.password_hash, password)
-                if not matched:
-                    raise Exists("USERNAME_TAKEN", username=username)
-                # Possibly a retry: only its stored answer is returned.
-                return await self.repository.register_account(request, username, None, guest_id)
-            hashed = await self.passwords.hash(password)
-            answer = await self.repository.register_account(request, username, hashed, guest_id)
+            limit = self.options.limits.login
+            async with self._counted("login", f"account:{username}", limit, request.request_id):
+                existing = await self.repository.player_by_username(username)
+                if existing is not None:
+                    matched, _ = await self.passwords.verify(existing.password_hash, password)
+                    if not matched:
+                        raise Exists("USERNAME_TAKEN", username=username)
+                    # Possibly a retry: only its stored answer is returned.
+                    return await self.repository.register_account(request, username, None, guest_id)
+                hashed = await self.passwords.hash(password)
+                answer = await self.repository.register_account(request, username, hashed, guest_id)
             LOGINS.labels("register").inc()
             return answer
 
@@ -388,15 +411,16 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             if not request.password:
                 raise Invalid("FIELD_REQUIRED", field="password")
             username = request.username.lower()[:64]
-            await self._limit("login", f"account:{username}", self.options.limits.login)
-            account = await self.repository.player_by_username(username)
-            matched, new_hash = await self.passwords.verify(
-                account.password_hash if account else None, request.password[:1024]
-            )
-            if account is None or not matched:
-                LOGIN_FAILURES.labels("BAD_CREDENTIALS").inc()
-                raise Unauthorized("BAD_CREDENTIALS")
-            answer = await self.repository.login_account(request, account, new_hash)
+            limit = self.options.limits.login
+            async with self._counted("login", f"account:{username}", limit, request.request_id):
+                account = await self.repository.player_by_username(username)
+                matched, new_hash = await self.passwords.verify(
+                    account.password_hash if account else None, request.password[:1024]
+                )
+                if account is None or not matched:
+                    LOGIN_FAILURES.labels("BAD_CREDENTIALS").inc()
+                    raise Unauthorized("BAD_CREDENTIALS")
+                answer = await self.repository.login_account(request, account, new_hash)
             LOGINS.labels("account").inc()
             return answer
 
@@ -535,9 +559,6 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             stored = await self.repository.stored(once, lobby_pb2.HostTableResponse)
             if stored is not None:
                 return stored
-            await self._limit(
-                "host_table", f"player:{player.player_id}", self.options.limits.host_table
-            )
             key = (player.player_id, request.request_id)
             seats = [
                 table_pb2.SeatSetup(
@@ -551,35 +572,33 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 )
                 for bot in request.bots
             ]
-            created = await self.tables.create(
-                table_pb2.CreateTableRequest(
-                    request_id=derived_request_id("host-create", *key),
-                    rules=request.rules,
-                    name=request.name,
-                    visibility=request.visibility or common_pb2.TABLE_VISIBILITY_PUBLIC,
-                    seats=seats,
-                    host_player_id=player.player_id,
-                    start_when_full=request.start_when_full,
-                    locale=request.locale,
-                )
+            create = table_pb2.CreateTableRequest(
+                request_id=derived_request_id("host-create", *key),
+                rules=request.rules,
+                name=request.name,
+                visibility=request.visibility or common_pb2.TABLE_VISIBILITY_PUBLIC,
+                seats=seats,
+                host_player_id=player.player_id,
+                start_when_full=request.start_when_full,
+                locale=request.locale,
             )
-            await self.repository.record_table(
-                created, source="hosted", host_player_id=player.player_id
+            sit = table_pb2.SitRequest(
+                request_id=derived_request_id("host-sit", *key),
+                seat=request.host_seat,
+                player_id=player.player_id,
+                display_name=player.display_name,
+                locale=request.locale,
             )
-            sat = await self.tables.sit(
-                table_pb2.SitRequest(
-                    request_id=derived_request_id("host-sit", *key),
-                    table_id=created.table_id,
-                    seat=request.host_seat,
-                    player_id=player.player_id,
-                    display_name=player.display_name,
-                    locale=request.locale,
-                )
-            )
+            limit = self.options.limits.host_table
+            subject = f"player:{player.player_id}"
+            async with self._counted("host_table", subject, limit, request.request_id):
+                # Owed from here on: if this call goes no further, a finisher makes the calls.
+                await self.repository.begin_hosting(create, sit)
+                created, sat = await host_table_calls(self.repository, self.tables, create, sit)
             table = sat.table
             table.invite_code = created.invite_code
             answer = lobby_pb2.HostTableResponse(table=table, seat=sat.seat)
-            await self.repository.store(once, answer)
+            await self.repository.store(once, answer, hosting=create.request_id)
             return answer
 
         return await self._answer(request, context, work)
@@ -654,15 +673,15 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             check_request_id(request.request_id)
             _enum(request.preset, _PRESET_VALUES, "preset")
             player = await self._caller()
-            await self._limit(
-                "quick_match", f"player:{player.player_id}", self.options.limits.quick_match
-            )
-            answer = await self.repository.join_queue(
-                request,
-                player,
-                preset_name(request.preset),
-                self.options.quick_match_wait_seconds,
-            )
+            limit = self.options.limits.quick_match
+            subject = f"player:{player.player_id}"
+            async with self._counted("quick_match", subject, limit, request.request_id):
+                answer = await self.repository.join_queue(
+                    request,
+                    player,
+                    preset_name(request.preset),
+                    self.options.quick_match_wait_seconds,
+                )
             self.matchmaker.wake()
             return answer
 
@@ -750,12 +769,17 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             if stored is not None:
                 return stored
             caller = claims.subject if claims.kind == "player" else None
-            await self.repository.start_tournament(tournament_id, caller, MIN_TOURNAMENT_PLAYERS)
-            answer = lobby_pb2.StartTournamentResponse(
-                tournament=await self._tournament_message(tournament_id)
+            return await self.repository.start_tournament(
+                tournament_id,
+                caller,
+                MIN_TOURNAMENT_PLAYERS,
+                once,
+                lobby_pb2.StartTournamentResponse,
+                # As started: no round planned yet (the driver plans round 1 next).
+                lambda row: lobby_pb2.StartTournamentResponse(
+                    tournament=tournament_message(row, [])
+                ),
             )
-            await self.repository.store(once, answer)
-            return answer
 
         return await self._answer(request, context, work)
 
@@ -969,6 +993,11 @@ async def open_lobby(
     options = options or Options(
         access_token_seconds=settings.access_token_seconds,
         quick_match_wait_seconds=settings.quick_match_wait_seconds,
+        limits=Limits(
+            login=RateLimit(settings.login_limit_per_minute, 60.0),
+            host_table=RateLimit(settings.host_table_limit_per_minute, 60.0),
+            quick_match=RateLimit(settings.quick_match_limit_per_minute, 60.0),
+        ),
     )
     published = published_jwks(signing_key, settings)
     verifier = JwksVerifier(published)
@@ -1011,6 +1040,7 @@ async def open_lobby(
     tasks = [
         asyncio.ensure_future(servicer.matchmaker.run()),
         asyncio.ensure_future(driver.run()),
+        asyncio.ensure_future(HostingFinisher(servicer.repository, servicer.tables).run()),
         asyncio.ensure_future(_housekeeping(servicer.repository)),
     ]
     _log.info("lobby ready", jwks_port=jwks.port, holder=driver.holder)

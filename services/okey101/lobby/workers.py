@@ -1,4 +1,5 @@
-"""What every lobby pod does in the background: quick-match matching and tournament driving.
+"""What every lobby pod does in the background: quick-match matching, tournament driving, and
+finishing HostTable calls left half-done.
 
 **Matchmaker.** About four times a second (and at once after a JoinQuickMatch), for each preset
 with a group ready (four waiting tickets, or an oldest ticket past its bots-fill time) it opens
@@ -19,6 +20,14 @@ has ended and whose result the scoring service has (the score sheet is the resul
 table of the round is in, advance the best or finish with the winner (``tournaments``). A pod that
 dies stops renewing; once its lease expires another pod's next tick takes the tournament over and
 carries on from what the database says. A pod that stops gracefully gives its leases up at once.
+
+**Hosting finisher.** HostTable makes two table service calls (create the table, seat the host;
+``host_table_calls``) after committing them as a ``lobby_hostings`` row, which it deletes with
+its stored answer. A row left behind (the table service went away between or during the calls,
+the pod died, the caller stopped retrying) is finished by any pod: every two seconds, rows older
+than a few seconds are made again with the same derived request ids, so the table ends as the
+call would have left it (a full ``start_when_full`` table then starts), and a retry of the call
+gets that same table. A refusal from the table service ends the row: nothing more is owed.
 """
 
 from __future__ import annotations
@@ -80,6 +89,74 @@ TAKEOVERS: Final = Counter(
 def pod_name() -> str:
     """This process's name as a lease holder: host, process id and a random suffix."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+async def host_table_calls(
+    repository: LobbyRepository,
+    tables: TableClient,
+    create: table_pb2.CreateTableRequest,
+    sit: table_pb2.SitRequest,
+) -> tuple[common_pb2.Table, table_pb2.SitResponse]:
+    """A HostTable's table service calls: create the table, record it, seat the host. Each
+    call's request id is derived from the HostTable's, so making them again (a retry, the
+    finisher) repeats nothing. A refusal ends the hosting (nothing more is owed) and is raised."""
+    try:
+        created = await tables.create(create)
+        await repository.record_table(
+            created, source="hosted", host_player_id=create.host_player_id
+        )
+        seat = table_pb2.SitRequest()
+        seat.CopyFrom(sit)
+        seat.table_id = created.table_id
+        sat = await tables.sit(seat)
+    except PeerError:
+        await repository.end_hosting(create.request_id)
+        raise
+    return created, sat
+
+
+class HostingFinisher:
+    """Finishes HostTable calls left half-done (module docstring)."""
+
+    def __init__(
+        self,
+        repository: LobbyRepository,
+        tables: TableClient,
+        *,
+        interval: float = 2.0,
+        after_seconds: float = 5.0,
+    ) -> None:
+        self._repository = repository
+        self._tables = tables
+        self._interval = interval
+        self._after_us = int(after_seconds * US)
+
+    async def run(self) -> None:
+        while True:
+            try:
+                await self.finish_all()
+            except Exception as error:
+                _log.warning("finishing hostings failed; retrying", error=str(error)[:300])
+            await asyncio.sleep(self._interval)
+
+    async def finish_all(self) -> int:
+        """Finish what can be finished now; how many were."""
+        finished = 0
+        for create, sit in await self._repository.unfinished_hostings(
+            now_us() - self._after_us, 20
+        ):
+            try:
+                created, _sat = await host_table_calls(self._repository, self._tables, create, sit)
+            except OkeyError as error:
+                _log.info("hosting not finished yet", code=error.code)
+                break  # the table service is away: the rest would wait on it too
+            except PeerError as error:
+                _log.warning("hosting refused by the table service", reason=error.reason)
+                continue
+            await self._repository.end_hosting(create.request_id)
+            finished += 1
+            _log.info("hosting finished", table_id=created.table_id)
+        return finished
 
 
 class Matchmaker:
@@ -398,4 +475,4 @@ class TournamentDriver:
         await self._repository.table_finished(row, lines, self.holder)
 
 
-__all__ = ["Matchmaker", "TournamentDriver", "pod_name"]
+__all__ = ["HostingFinisher", "Matchmaker", "TournamentDriver", "host_table_calls", "pod_name"]

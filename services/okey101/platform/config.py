@@ -71,6 +71,11 @@ class Settings:
     jwks_port: int = 9106
     quick_match_wait_seconds: float = 30.0
     tournament_lease_seconds: float = 15.0
+    # The lobby's rate limits: requests a minute per device or username (the logins), per
+    # player (HostTable, JoinQuickMatch).
+    login_limit_per_minute: int = 10
+    host_table_limit_per_minute: int = 10
+    quick_match_limit_per_minute: int = 20
 
     def replace(self, **changes: object) -> Settings:
         """A copy with some settings changed (tests use port 0 and short drains)."""
@@ -119,6 +124,21 @@ SETTINGS: tuple[_Spec, ...] = (
         "tournament_lease_seconds",
         "--tournament-lease-seconds",
         "lobby: how long a pod's lease on a tournament lasts without renewal",
+    ),
+    _Spec(
+        "login_limit_per_minute",
+        "--login-limit-per-minute",
+        "lobby: logins a minute per device or username (default 10)",
+    ),
+    _Spec(
+        "host_table_limit_per_minute",
+        "--host-table-limit-per-minute",
+        "lobby: HostTable calls a minute per player (default 10)",
+    ),
+    _Spec(
+        "quick_match_limit_per_minute",
+        "--quick-match-limit-per-minute",
+        "lobby: JoinQuickMatch calls a minute per player (default 20)",
     ),
 )
 
@@ -201,6 +221,9 @@ def load_settings(
         tournament_lease_seconds=_positive(
             "tournament_lease_seconds", raw("tournament_lease_seconds"), 15.0
         ),
+        login_limit_per_minute=_count("login_limit_per_minute", raw, 10),
+        host_table_limit_per_minute=_count("host_table_limit_per_minute", raw, 10),
+        quick_match_limit_per_minute=_count("quick_match_limit_per_minute", raw, 20),
     )
     if settings.jwks_url and settings.jwks_file:
         raise ConfigError("set jwks_url or jwks_file, not both")
@@ -252,6 +275,19 @@ def _positive(name: str, value: str | None, default: float) -> float:
     if seconds <= 0:
         raise ConfigError(f"{name} must be more than zero seconds, not {value!r}")
     return seconds
+
+
+def _count(name: str, raw: Callable[[str], str | None], default: int) -> int:
+    value = raw(name)
+    if value is None:
+        return default
+    try:
+        count = int(value)
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, not {value!r}") from None
+    if count < 1:
+        raise ConfigError(f"{name} must be at least 1, not {count}")
+    return count
 
 
 def _path(value: str | None) -> Path | None:

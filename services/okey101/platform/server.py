@@ -296,10 +296,11 @@ def run_serving(
     """``serving(settings)`` (a service's coroutine that ends with ``until_signalled``) in its
     own event loop: the exit status, 0 after a graceful stop, 1 if the service could not start
     (with the reason logged). What ``okey101 serve SERVICE`` runs, for every service."""
+    # First: every line the process writes, from the first, follows its log format.
+    configure_logging(settings.log_format, settings.log_level)
     try:
         asyncio.run(serving(settings))
     except ConfigError as exc:
-        configure_logging(settings.log_format, settings.log_level)
         get_logger(service=name).error("cannot start", reason=str(exc))
         return 1
     return 0

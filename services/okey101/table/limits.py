@@ -6,7 +6,8 @@ average; a call beyond that is refused before the table is read, with RESOURCE_E
 ``act``). Calls with a service token (the lobby, this service's own bots and timeouts) are not
 counted. A move takes a database read and a rules call even when it is refused, so a client
 that floods one table with moves (a bug or an attack) is held to a pace no person reaches, and
-every other table keeps its own. A retry of a move counts like any other call.
+every other table keeps its own. A retry of a move (the same request id as one of the last few
+the bucket let through, whether it was answered or failed with UNAVAILABLE) is not counted again.
 
 Each pod counts on its own, so behind a per-call load balancer a client reaches at most
 (pods x ``per_second``): the limit protects the pods and the database from one client, not the
@@ -32,6 +33,8 @@ from okey101.platform.errors import ResourceExhausted
 
 BURST_ENV: Final = "OKEY_TABLE_ACT_BURST"
 PER_SECOND_ENV: Final = "OKEY_TABLE_ACT_PER_SECOND"
+#: How many of the request ids a bucket let through it remembers (a client retries its latest).
+RECENT_REQUESTS: Final = 4
 
 
 @dataclass(frozen=True)
@@ -64,26 +67,36 @@ class ActLimiter:
     ) -> None:
         self.limit = limit if limit is not None else ActLimit.from_environ()
         self._clock = clock
-        #: (player, table) -> (tokens left, when they were counted).
-        self._buckets: OrderedDict[tuple[str, str], tuple[float, float]] = OrderedDict()
+        #: (player, table) -> (tokens left, when they were counted, the latest request ids
+        #: let through).
+        self._buckets: OrderedDict[tuple[str, str], tuple[float, float, tuple[str, ...]]] = (
+            OrderedDict()
+        )
 
-    def check(self, player_id: str, table_id: str) -> None:
-        """Take one move from the player's bucket at the table, or raise RATE_LIMITED."""
+    def check(self, player_id: str, table_id: str, request_id: str = "") -> None:
+        """Take one move from the player's bucket at the table, or raise RATE_LIMITED; a
+        request id the bucket let through lately takes nothing (a call without one always
+        counts)."""
         limit = self.limit
         if limit.per_second <= 0:
             return
         key = (player_id, table_id)
         now = self._clock()
-        tokens, then = self._buckets.pop(key, (float(limit.burst), now))
+        tokens, then, recent = self._buckets.pop(key, (float(limit.burst), now, ()))
         tokens = min(float(limit.burst), tokens + (now - then) * limit.per_second)
+        if request_id and request_id in recent:
+            self._buckets[key] = (tokens, now, recent)
+            return
         if tokens >= 1.0:
-            self._buckets[key] = (tokens - 1.0, now)
+            if request_id:
+                recent = (*recent, request_id)[-RECENT_REQUESTS:]
+            self._buckets[key] = (tokens - 1.0, now, recent)
             while len(self._buckets) > limit.max_buckets:
                 self._buckets.popitem(last=False)
             return
-        self._buckets[key] = (tokens, now)
+        self._buckets[key] = (tokens, now, recent)
         wait_ms = math.ceil((1.0 - tokens) / limit.per_second * 1000)
         raise ResourceExhausted("RATE_LIMITED", retry_after_ms=max(wait_ms, 1), action="act")
 
 
-__all__ = ["BURST_ENV", "PER_SECOND_ENV", "ActLimit", "ActLimiter"]
+__all__ = ["BURST_ENV", "PER_SECOND_ENV", "RECENT_REQUESTS", "ActLimit", "ActLimiter"]

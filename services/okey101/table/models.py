@@ -18,7 +18,8 @@ microseconds since the epoch (``*_us``). Protobuf messages are stored as their b
   the hand ends), its deck, and once ended its result and final state.
 - ``table_moves``: every move of every hand, in order, with who made it: the hand record.
 - ``table_timers``: one row per table that needs something done at a time (a turn deadline, a
-  bot's step, the next deal); any pod claims due rows (``FOR UPDATE SKIP LOCKED``).
+  bot's step, the next deal, the start of a table that filled); any pod claims due rows (``FOR
+  UPDATE SKIP LOCKED``).
 - ``table_outbox``: finished hands and matches to deliver to scoring, written in the
   transaction of the move that finished them, sent until acknowledged.
 - ``table_liveness``: when a table pod was last alive, so time with no pod alive is not
@@ -164,7 +165,8 @@ timers = Table(
     "table_timers",
     metadata,
     Column("table_id", String(ID_LENGTH), primary_key=True),
-    # "turn" (a player's deadline), "bot" (a bot's or away player's step), "deal" (next hand).
+    # "turn" (a player's deadline), "bot" (a bot's or away player's step), "deal" (next hand),
+    # "start" (a full start_when_full table's first deal).
     Column("kind", String(8), nullable=False),
     Column("due_us", BigInteger, nullable=False),
     Column("claimed_until_us", BigInteger, nullable=True),

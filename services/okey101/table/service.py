@@ -7,9 +7,11 @@ it in one transaction that only succeeds if the row's ``state_version`` is uncha
 can serve any call; nothing is kept in memory that the database does not also hold (the views
 cache below is a cache: a miss asks the rules service).
 
-Background work (``workers``): due timers (turn deadlines, bot steps, the next deal) are claimed
-by any free pod; finished hands and matches go to scoring through the outbox; a watchdog
-publishes live tables, outbox backlog and stuck tables.
+Background work (``runtime``): due timers (turn deadlines, bot steps, the next deal, the start
+of a table that filled) are claimed by any free pod; finished hands and matches go to scoring
+through the outbox; a watchdog publishes live tables, outbox backlog and stuck tables. What a
+change obliges the table to do next is committed with the change (a timer, an outbox row), never
+left to a step after it: a call answered from its stored answer never reaches such a step.
 
 Who plays what:
 
@@ -499,8 +501,11 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         }
         record = TableRecord.from_row(row)
         response = table_pb2.CreateTableResponse(table=self.table_message(record, None))
+        starts = _due_to_start(record)
         created = await self.store.create(
-            row, (claims.subject, "CreateTable", request.request_id, response.SerializeToString())
+            row,
+            (claims.subject, "CreateTable", request.request_id, response.SerializeToString()),
+            timer=self._start_timer(now) if starts else None,
         )
         if not created:  # a retry raced this call and answered first
             replayed = await self._replay(
@@ -509,8 +514,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             assert replayed is not None
             return replayed
         structlog.contextvars.bind_contextvars(table_id=table_id)
-        if request.start_when_full and all(seat.held for seat in seats):
-            await self._start(record, fill_with_bots=False, bot_level=0)
+        if starts:
+            await self._start_when_full(table_id)
         return response
 
     async def GetTable(  # noqa: N802
@@ -650,6 +655,11 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             )
         change.updates["seats"] = seats_to_json(seats)
         after = dataclasses.replace(record, seats=tuple(seats))
+        starts = _due_to_start(after)
+        if starts:
+            # The start is owed from this commit on: its timer is part of it.
+            change.keep_timer = False
+            change.timer = self._start_timer(now)
 
         def respond(events: Sequence[StoredEvent]) -> bytes:
             sequenced = dataclasses.replace(after, last_sequence=record.last_sequence + len(events))
@@ -661,14 +671,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         committed = await self._commit(change)
         assert committed.answer is not None
         response = table_pb2.SitResponse.FromString(committed.answer)
-        if (
-            record.state == common_pb2.TABLE_STATE_WAITING
-            and record.start_when_full
-            and all(s.held for s in seats)
-        ):
-            fresh = await self._load(record.table_id)
-            with contextlib.suppress(Stale, Conflict):
-                await self._start(fresh, fill_with_bots=False, bot_level=0)
+        if starts:
+            await self._start_when_full(record.table_id)
         return response
 
     def _free_seat(self, record: TableRecord, player_id: str, requested: int | None) -> int:
@@ -708,6 +712,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             change = Change.presence(record, now)
             if record.state == common_pb2.TABLE_STATE_WAITING:
                 seats[seat] = SeatRecord()
+                change.keep_timer = False  # no longer full: no start is owed
             elif record.state == common_pb2.TABLE_STATE_PLAYING:
                 seats[seat] = seats[seat].replace(left=True, away=True)
                 state = record.state_message()
@@ -833,19 +838,24 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         replayed = await self._replay(claims.subject, "Start", request, table_pb2.StartResponse)
         if replayed is not None:
             return replayed
-        record = await self._load(request.table_id)
-        if claims.kind == "player" and record.host_player_id != claims.subject:
-            raise Denied("NOT_THE_HOST")
-        answer = (claims.subject, "Start", request.request_id)
-        committed = await self._start(
-            record,
-            fill_with_bots=request.fill_with_bots,
-            bot_level=request.bot_level,
-            answer=answer,
-            claims=claims,
-        )
-        assert committed.answer is not None
-        return table_pb2.StartResponse.FromString(committed.answer)
+        for _attempt in range(5):
+            record = await self._load(request.table_id)
+            if claims.kind == "player" and record.host_player_id != claims.subject:
+                raise Denied("NOT_THE_HOST")
+            answer = (claims.subject, "Start", request.request_id)
+            try:
+                committed = await self._start(
+                    record,
+                    fill_with_bots=request.fill_with_bots,
+                    bot_level=request.bot_level,
+                    answer=answer,
+                    claims=claims,
+                )
+            except Stale:
+                continue  # someone sat or left meanwhile: decide again on the new seats
+            assert committed.answer is not None
+            return table_pb2.StartResponse.FromString(committed.answer)
+        raise NotReady("DATABASE_UNAVAILABLE")
 
     async def _start(
         self,
@@ -873,7 +883,14 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         if empty:
             raise Conflict("SEATS_EMPTY", seats=", ".join(map(str, empty)))
         now = self.now_us()
-        change = Change(record.table_id, record.state_version, game=True, now_us=now)
+        # The seats as read: a Sit or Leave committed since makes this start stale, never undone.
+        change = Change(
+            record.table_id,
+            record.state_version,
+            game=True,
+            now_us=now,
+            expected_sequence=record.last_sequence,
+        )
         change.drafts.append(EventDraft(common_pb2.Event(kind=common_pb2.EVENT_KIND_MATCH_STARTED)))
         change.updates.update(state=common_pb2.TABLE_STATE_PLAYING, seats=seats_to_json(seats))
         playing = dataclasses.replace(
@@ -898,6 +915,25 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self._remember_views(record.table_id, committed.state_version, *views)
         metrics.HANDS_STARTED.labels(record.preset).inc()
         return committed
+
+    def _start_timer(self, now: int) -> TimerSet:
+        """The timer a change that fills a ``start_when_full`` table commits: the start is
+        owed from then on. The call that filled the table tries it at once; the timer is due
+        once that try's rules call would have timed out, so it only fires if the try failed or
+        its pod died, and is retried (every second) until the table has started."""
+        return TimerSet("start", now + _us(self.options.peer_timeout_seconds))
+
+    async def _start_when_full(self, table_id: str) -> None:
+        """The immediate try at a full table's start (``_start_timer``): a failure here is
+        left to the timer, the change that filled the table being committed and answered."""
+        try:
+            record = await self._load(table_id)
+            if _due_to_start(record):
+                await self._start(record, fill_with_bots=False, bot_level=0)
+        except (Stale, Conflict):
+            return  # someone started it, or changed its seats, first
+        except OkeyError as error:
+            _log.info("table start left to its timer", table_id=table_id, code=error.code)
 
     async def _deal_into(
         self, change: Change, record: TableRecord
@@ -997,7 +1033,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         check_request_id(request.request_id)
         check_id(request.table_id, "table_id")
         if claims.kind == "player":
-            self.act_limits.check(claims.subject, request.table_id)  # RATE_LIMITED
+            # RATE_LIMITED; a retry (the same request id) is not counted again.
+            self.act_limits.check(claims.subject, request.table_id, request.request_id)
         record, stored = await self.store.load_for_request(
             request.table_id, claims.subject, "Act", request.request_id
         )
@@ -1344,10 +1381,14 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     # Automatic play: bots, away players, timeouts, the next deal (called by the timer worker)
 
     async def play_due(self, table_id: str) -> None:
-        """Do what the table's due timer is for. Any pod may run this for any table: every step
-        is a change committed against the version it was computed from, so a step another pod
-        made first is simply not made again."""
+        """Do what the table's due timer is for (the start of a full table, a timed-out turn, a
+        bot's step, the next deal). Any pod may run this for any table: every step is a change
+        committed against the version it was computed from, so a step another pod made first is
+        simply not made again; a step that fails leaves the timer to be retried."""
         record = await self.store.load(table_id)
+        if record is not None and _due_to_start(record):
+            await self._start(record, fill_with_bots=False, bot_level=0)
+            return
         if record is None or record.state != common_pb2.TABLE_STATE_PLAYING:
             await self._drop_timer(table_id, record)
             return
@@ -1483,6 +1524,15 @@ _SOURCE_LABELS: Final[dict[int, str]] = {
     table_pb2.MOVE_SOURCE_BOT: "bot",
     table_pb2.MOVE_SOURCE_TIMEOUT: "timeout",
 }
+
+
+def _due_to_start(record: TableRecord) -> bool:
+    """A waiting ``start_when_full`` table whose every seat is held: its start is owed."""
+    return (
+        record.state == common_pb2.TABLE_STATE_WAITING
+        and record.start_when_full
+        and all(seat.held for seat in record.seats)
+    )
 
 
 def _answered(stored: tuple[str, bytes] | None, request: Any, kind: type[_M]) -> _M | None:

@@ -287,9 +287,14 @@ class TableStore:
     # ----------------------------------------------------------------------------------------
     # Writes
 
-    async def create(self, row: Mapping[str, Any], answer: tuple[str, str, str, bytes]) -> bool:
-        """Insert a new table and the answer to its request; False if the request id was
-        answered already (by a racing retry)."""
+    async def create(
+        self,
+        row: Mapping[str, Any],
+        answer: tuple[str, str, str, bytes],
+        timer: TimerSet | None = None,
+    ) -> bool:
+        """Insert a new table, the answer to its request and its first timer (a full table's
+        start); False if the request id was answered already (by a racing retry)."""
 
         async def work(session: AsyncConnection) -> bool:
             caller, method, request_id, response = answer
@@ -306,6 +311,8 @@ class TableStore:
             if stored.rowcount == 0:
                 return False
             await session.execute(models.tables.insert().values(**row))
+            if timer is not None:
+                await self._set_timer(session, row["table_id"], timer)
             return True
 
         return await self._transaction(work)
