@@ -12,10 +12,11 @@ from okey.v1 import common_pb2, rules_pb2
 from okey101.engine import view as view_module
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import InvalidInput
-from okey101.engine.hand import HandState, Phase, Seat, TableMeld
+from okey101.engine.hand import HandState, Phase, TableMeld
 from okey101.engine.melds import make_group
 from okey101.engine.playout import RandomPlayer
 from okey101.engine.rules import RuleSet
+from okey101.engine.seat import Seat
 from okey101.engine.solver import playable_faces
 from okey101.engine.tiles import ALL_TILES, Okey, copies_of, parse_face
 from okey101.platform import convert

@@ -21,7 +21,7 @@ import pytest
 from google.protobuf import descriptor_pb2
 from grpc_tools import protoc
 
-from okey101.engine import actions, hand, melds, rules, solver
+from okey101.engine import actions, hand, melds, result, rules, seat
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_ROOT = ROOT / "protos"
@@ -458,10 +458,10 @@ def test_rule_set_has_every_knob_of_the_engine(
         (rules.MatchEnd, "MatchEnd"),
         (melds.MeldKind, "MeldKind"),
         (actions.End, "RunEnd"),
-        (solver.OpenedAs, "OpeningKind"),
+        (seat.OpenedAs, "OpeningKind"),
         (hand.Phase, "Phase"),
-        (hand.EndReason, "HandEndReason"),
-        (hand.PenaltyReason, "PenaltyReason"),
+        (result.EndReason, "HandEndReason"),
+        (seat.PenaltyReason, "PenaltyReason"),
     ],
 )
 def test_enums_cover_the_engine(

@@ -37,8 +37,9 @@ from dataclasses import dataclass, field
 from okey101.engine.bots import BotLevel, BotMemory, decide
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import OkeyError
-from okey101.engine.hand import EndReason, HandState, Phase, apply
+from okey101.engine.hand import HandState, Phase, apply
 from okey101.engine.playout import RandomPlayer
+from okey101.engine.result import EndReason
 from okey101.engine.rules import RuleSet
 from okey101.engine.view import legal_actions, view
 

@@ -80,9 +80,7 @@ from okey101.engine.hand import (
     SEATS,
     Event,
     HandState,
-    PenaltyReason,
     Phase,
-    Seat,
     TableMeld,
     ThisTurn,
     apply,
@@ -90,10 +88,10 @@ from okey101.engine.hand import (
 from okey101.engine.melds import HIGH_ONE, Meld, MeldKind
 from okey101.engine.playout import RandomPlayer, _Step
 from okey101.engine.rules import LeftDiscardPolicy, RuleSet, StockOutPolicy
+from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
 from okey101.engine.solver import (
     Arrangement,
     Hand,
-    OpenedAs,
     best_opening,
     best_pairs,
     lay_down_all_but_one,

@@ -9,6 +9,9 @@ The phases of a turn: ``FIRST`` (the starting player's first turn: play and disc
 ``DRAW`` (draw from the stock or take the left discard), ``PLAY`` (open, lay down, lay off, take
 an okey back, then discard). A hand ends by a finish (the last tile discarded), with the stock out,
 or void (all four opened with pairs).
+
+A seat's part (``Seat``, ``OpenedAs``, ``PenaltyReason``) is in ``engine.seat``; how the hand
+ended (``EndReason``, ``Finish``, ``HandResult``) in ``engine.result``, which scoring reads too.
 """
 
 from __future__ import annotations
@@ -33,12 +36,14 @@ from okey101.engine.actions import (
     ShowIndicator,
     TakeDiscard,
     TakeOkey,
-    action_name,
 )
 from okey101.engine.errors import InvalidInput, RuleViolation
 from okey101.engine.melds import HIGH_ONE, Meld, MeldKind, make_meld, make_pair
-from okey101.engine.rules import LeftDiscardPolicy, RuleSet, StockOutPolicy
-from okey101.engine.solver import Hand, OpenedAs, can_use, is_playable
+from okey101.engine.result import EndReason, Finish, HandResult
+from okey101.engine.rules import LeftDiscardPolicy, OneGoFinish, RuleSet, StockOutPolicy
+from okey101.engine.scoring import score_hand
+from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
+from okey101.engine.solver import Hand, can_use, is_playable
 from okey101.engine.tiles import Colour, Okey, Tile, face_colour, face_name, face_number, face_of
 
 # The engine's rules version: a state records it, and a state of another version is refused
@@ -52,37 +57,6 @@ class Phase(enum.StrEnum):
     DRAW = "draw"
     PLAY = "play"
     ENDED = "ended"
-
-
-class EndReason(enum.StrEnum):
-    FINISHED = "finished"
-    STOCK_OUT = "stock_out"
-    VOID = "void"
-
-
-class PenaltyReason(enum.StrEnum):
-    OKEY_DISCARDED = "okey_discarded"
-    PLAYABLE_DISCARDED = "playable_discarded"
-    GAVE_BACK = "gave_back"
-    # Charged before the position a scenario starts from.
-    CHARGED_BEFORE = "charged_before"
-
-
-@dataclass(frozen=True, slots=True)
-class Seat:
-    """One seat's part of a hand."""
-
-    rack: tuple[Tile, ...]
-    discards: tuple[Tile, ...] = ()
-    opened_as: OpenedAs | None = None
-    # The turn number on which the seat opened (-1: not opened).
-    opened_on_turn: int = -1
-    # Every +101 charged this hand, by reason (never doubled).
-    penalties: tuple[PenaltyReason, ...] = ()
-    # Turns this seat has completed (0 during its first turn).
-    turns_played: int = 0
-    # Boombala: the indicator's twin was shown on the first turn.
-    showed_indicator: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,31 +78,6 @@ class ThisTurn:
     opened: bool = False
     laid_off: int = 0
     took_okey: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Finish:
-    """How a finished hand was finished, and the multiplier it brings."""
-
-    winner: int
-    with_okey: bool
-    after_pairs: bool
-    one_go: bool
-    multiplier: int
-
-
-@dataclass(frozen=True, slots=True)
-class HandResult:
-    """A hand that has ended: why, how, and each seat's points (+101s included)."""
-
-    reason: EndReason
-    finish: Finish | None
-    scores: tuple[int, ...]
-    penalties: tuple[int, ...]
-
-    @property
-    def winner(self) -> int | None:
-        return self.finish.winner if self.finish else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -766,8 +715,6 @@ def finish_of(state: HandState, seat: int, last: Tile) -> Finish:
     """How ``seat`` finishes by discarding ``last`` from ``state`` (the state before that
     discard, or the final state: neither the turn nor the opening record changes), and the
     multiplier. Scoring services check reported finishes with it."""
-    from okey101.engine.rules import OneGoFinish
-
     rules = state.rules
     me = state.seats[seat]
     with_okey = state.okey.is_wild(last)
@@ -792,8 +739,6 @@ def finish_of(state: HandState, seat: int, last: Tile) -> Finish:
 
 
 def _end_hand(state: HandState, reason: EndReason, finish: Finish | None) -> HandState:
-    from okey101.engine.scoring import score_hand
-
     result = score_hand(state, reason, finish)
     return dataclasses.replace(state, phase=Phase.ENDED, result=result, takeable=None)
 
@@ -825,16 +770,11 @@ _HANDLERS: dict[type, _Handler] = {
 
 __all__ = [
     "RULES_VERSION",
-    "EndReason",
     "Event",
-    "Finish",
-    "HandResult",
     "HandState",
     "Phase",
-    "Seat",
     "TableMeld",
     "ThisTurn",
-    "action_name",
     "apply",
     "finish_multiplier",
     "finish_of",

@@ -32,9 +32,9 @@ from okey101.engine.actions import (
 from okey101.engine.errors import OkeyError
 from okey101.engine.hand import Event, HandState, Phase, apply
 from okey101.engine.melds import MeldKind
+from okey101.engine.seat import OpenedAs
 from okey101.engine.solver import (
     Hand,
-    OpenedAs,
     best_opening,
     best_pairs,
     least_leftover,

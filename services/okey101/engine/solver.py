@@ -21,7 +21,6 @@ tests and in ``okey101 bench solver``.
 
 from __future__ import annotations
 
-import enum
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from functools import cache, lru_cache
 
 from okey101.engine.melds import HIGH_ONE, Meld, MeldKind, make_pair
 from okey101.engine.rules import RuleSet
+from okey101.engine.seat import OpenedAs
 from okey101.engine.tiles import (
     FACE_COUNT,
     Colour,
@@ -1124,13 +1124,6 @@ def is_playable(tile: Tile, okey: Okey, table: Iterable[Meld], rules: RuleSet) -
 def playable_tiles(table: Iterable[Meld], rules: RuleSet) -> frozenset[str]:
     """The faces (``R7``...) whose discard costs +101 at this table, as names."""
     return frozenset(face_name(face) for face in playable_faces(table, rules))
-
-
-class OpenedAs(enum.StrEnum):
-    """How a player opened this hand."""
-
-    RUNS = "runs"
-    PAIRS = "pairs"
 
 
 def can_use(

@@ -32,10 +32,11 @@ from okey101.engine.actions import (
     TakeOkey,
 )
 from okey101.engine.errors import OkeyError
-from okey101.engine.hand import HandResult, HandState, Phase, ThisTurn, apply
+from okey101.engine.hand import HandState, Phase, ThisTurn, apply
 from okey101.engine.melds import Meld
+from okey101.engine.result import HandResult
+from okey101.engine.seat import OpenedAs
 from okey101.engine.solver import (
-    OpenedAs,
     best_opening,
     best_pairs,
     lay_down_all_but_one,

@@ -50,21 +50,18 @@ from okey101.engine.errors import InvalidInput, OkeyError
 from okey101.engine.hand import (
     RULES_VERSION,
     SEATS,
-    EndReason,
     Event,
-    Finish,
-    HandResult,
     HandState,
-    PenaltyReason,
     Phase,
-    Seat,
     TableMeld,
     ThisTurn,
     left_of,
 )
 from okey101.engine.melds import HIGH_ONE, Meld, MeldKind, make_pair
+from okey101.engine.result import EndReason, Finish, HandResult
 from okey101.engine.rules import PRESETS, RuleSet
-from okey101.engine.solver import OpenedAs, playable_faces
+from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
+from okey101.engine.solver import playable_faces
 from okey101.engine.tiles import (
     ALL_TILES,
     FACE_COUNT,
