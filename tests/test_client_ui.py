@@ -31,7 +31,7 @@ from okey101.engine.hand import HandState, Phase, TableMeld
 from okey101.engine.melds import make_group
 from okey101.engine.rules import RuleSet
 from okey101.engine.seat import OpenedAs, Seat
-from okey101.engine.solver import best_opening
+from okey101.engine.solver.openings import best_opening
 from okey101.engine.tiles import Okey, Tile, TileAllocator, parse_face
 from okey101.platform import convert
 from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, jwks_of

@@ -17,7 +17,7 @@ from okey101.engine.melds import make_group
 from okey101.engine.playout import RandomPlayer
 from okey101.engine.rules import RuleSet
 from okey101.engine.seat import Seat
-from okey101.engine.solver import playable_faces
+from okey101.engine.solver.playability import playable_faces
 from okey101.engine.tiles import ALL_TILES, Okey, copies_of, parse_face
 from okey101.platform import convert
 from okey101.rules import service as rules_service

@@ -27,7 +27,10 @@ from okey101.engine.messages import render
 from okey101.engine.playout import RandomPlayer, play_out
 from okey101.engine.rules import RuleSet
 from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
-from okey101.engine.solver import Hand, best_opening, best_pairs, playable_faces
+from okey101.engine.solver.arrangement import Hand
+from okey101.engine.solver.openings import best_opening
+from okey101.engine.solver.pairs import best_pairs
+from okey101.engine.solver.playability import playable_faces
 from okey101.engine.tiles import Okey, Tile, TileAllocator, copies_of, parse_face
 from okey101.platform import convert
 from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, jwks_of

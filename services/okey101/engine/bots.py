@@ -89,18 +89,16 @@ from okey101.engine.melds import HIGH_ONE, Meld, MeldKind
 from okey101.engine.playout import RandomPlayer, _Step
 from okey101.engine.rules import LeftDiscardPolicy, RuleSet, StockOutPolicy
 from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
-from okey101.engine.solver import (
-    Arrangement,
-    Hand,
+from okey101.engine.solver.arrangement import Arrangement, Hand
+from okey101.engine.solver.bounds import quick_tiles_bound, quick_value_bound
+from okey101.engine.solver.openings import (
     best_opening,
-    best_pairs,
     lay_down_all_but_one,
     least_leftover,
     opening_value_bound,
-    playable_faces,
-    quick_tiles_bound,
-    quick_value_bound,
 )
+from okey101.engine.solver.pairs import best_pairs
+from okey101.engine.solver.playability import playable_faces
 from okey101.engine.tiles import (
     ALL_TILES,
     FACE_COUNT,

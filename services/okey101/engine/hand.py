@@ -43,7 +43,8 @@ from okey101.engine.result import EndReason, Finish, HandResult
 from okey101.engine.rules import LeftDiscardPolicy, OneGoFinish, RuleSet, StockOutPolicy
 from okey101.engine.scoring import score_hand
 from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
-from okey101.engine.solver import Hand, can_use, is_playable
+from okey101.engine.solver.arrangement import Hand
+from okey101.engine.solver.playability import can_use, is_playable
 from okey101.engine.tiles import Colour, Okey, Tile, face_colour, face_name, face_number, face_of
 
 # The engine's rules version: a state records it, and a state of another version is refused

@@ -36,13 +36,9 @@ from okey101.engine.hand import HandState, Phase, ThisTurn, apply
 from okey101.engine.melds import Meld
 from okey101.engine.result import HandResult
 from okey101.engine.seat import OpenedAs
-from okey101.engine.solver import (
-    best_opening,
-    best_pairs,
-    lay_down_all_but_one,
-    least_leftover,
-    playable_faces,
-)
+from okey101.engine.solver.openings import best_opening, lay_down_all_but_one, least_leftover
+from okey101.engine.solver.pairs import best_pairs
+from okey101.engine.solver.playability import playable_faces
 from okey101.engine.tiles import ALL_TILES, FACE_COUNT, Okey, Tile, copies_of
 
 

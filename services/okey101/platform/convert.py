@@ -61,7 +61,7 @@ from okey101.engine.melds import HIGH_ONE, Meld, MeldKind, make_pair
 from okey101.engine.result import EndReason, Finish, HandResult
 from okey101.engine.rules import PRESETS, RuleSet
 from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
-from okey101.engine.solver import playable_faces
+from okey101.engine.solver.playability import playable_faces
 from okey101.engine.tiles import (
     ALL_TILES,
     FACE_COUNT,

@@ -30,15 +30,10 @@ from okey101.engine.result import EndReason, Finish
 from okey101.engine.rules import RuleSet
 from okey101.engine.scoring import score_hand as engine_score_hand
 from okey101.engine.seat import OpenedAs, Seat
-from okey101.engine.solver import (
-    Arrangement,
-    Hand,
-    best_opening,
-    best_pairs,
-    is_playable,
-    lay_down_all_but_one,
-    playable_faces,
-)
+from okey101.engine.solver.arrangement import Arrangement, Hand
+from okey101.engine.solver.openings import best_opening, lay_down_all_but_one
+from okey101.engine.solver.pairs import best_pairs
+from okey101.engine.solver.playability import is_playable, playable_faces
 from okey101.engine.tiles import ALL_TILES, TILE_COUNT, Okey, Tile, tile_by_id
 from okey101.platform import convert
 from okey101.platform.auth import Access, AccessPolicy
