@@ -17,7 +17,10 @@ import pytest
 
 from okey101.bench import bots_bench
 from okey101.engine.actions import Action, Discard, Draw, GiveBack, TakeDiscard
-from okey101.engine.bots import BotLevel, BotMemory, decide, fallback_decision, shadow_state
+from okey101.engine.bots.entry_points import decide, fallback_decision
+from okey101.engine.bots.levels import BotLevel
+from okey101.engine.bots.memory import BotMemory
+from okey101.engine.bots.shadow import shadow_state
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import RuleViolation
 from okey101.engine.hand import Event, HandState, Phase, apply

@@ -37,7 +37,7 @@ from okey101.client.resume import Reconnecting
 from okey101.client.session import Endpoints, GuestStore, Player, new_request_id
 from okey101.client.simulate import play_match, play_turn
 from okey101.client.stack import FAST, LocalStack, local_stack
-from okey101.engine.bots import BotLevel
+from okey101.engine.bots.levels import BotLevel
 from okey101.engine.messages import render
 
 MISSING = [name for name in SERVICES if name not in built_services()]

@@ -38,7 +38,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.engine import make_url
 
 from okey101.bench.rules_bench import free_port, wait_serving
-from okey101.engine.bots import BotLevel, decide
+from okey101.engine.bots.entry_points import decide
+from okey101.engine.bots.levels import BotLevel
 from okey101.engine.deal import deal
 from okey101.engine.hand import apply
 from okey101.engine.tiles import tile_by_id

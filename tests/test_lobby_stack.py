@@ -49,7 +49,7 @@ from test_lobby_service import (
 )
 
 from okey101.bench.rules_bench import free_port, wait_serving
-from okey101.engine.bots import fallback_decision
+from okey101.engine.bots.entry_points import fallback_decision
 from okey101.lobby.models import queue, tournament_leases, tournament_tables
 from okey101.platform import convert
 from okey101.platform.auth import TokenIssuer, dev_signing_key

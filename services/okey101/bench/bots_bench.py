@@ -34,7 +34,9 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from okey101.engine.bots import BotLevel, BotMemory, decide
+from okey101.engine.bots.entry_points import decide
+from okey101.engine.bots.levels import BotLevel
+from okey101.engine.bots.memory import BotMemory
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import OkeyError
 from okey101.engine.hand import HandState, Phase, apply

@@ -26,7 +26,9 @@ import grpc.aio
 from okey.v1 import bot_pb2, bot_pb2_grpc, common_pb2
 from prometheus_client import Histogram
 
-from okey101.engine.bots import BotLevel, BotMemory, decide
+from okey101.engine.bots.entry_points import decide
+from okey101.engine.bots.levels import BotLevel
+from okey101.engine.bots.memory import BotMemory
 from okey101.engine.errors import InvalidInput, RuleViolation
 from okey101.engine.hand import Phase
 from okey101.platform import convert
