@@ -30,7 +30,7 @@ from okey101.engine.actions import (
 )
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import InvalidInput, OkeyError, RuleViolation
-from okey101.engine.hand import RULES_VERSION, Event, HandState, Phase, apply
+from okey101.engine.hand import RULES_VERSION, Event, EventKind, HandState, Phase, apply
 from okey101.engine.invariants import event_problems, leak_problems
 from okey101.engine.playout import RandomPlayer
 from okey101.engine.rules import RuleSet
@@ -339,7 +339,7 @@ def test_private_tiles_go_only_to_the_actor(preset: str) -> None:
             if isinstance(step.action, Draw) and step.before.stock:
                 draws += 1
                 drawn = step.before.stock[0]
-                (drew,) = [event for event in step.events if event.kind == "drew"]
+                (drew,) = [event for event in step.events if event.kind is EventKind.DREW]
                 assert drew.private == (drawn,)
                 assert drew.seat == step.seat
                 assert drawn.id not in public

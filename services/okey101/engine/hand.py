@@ -81,6 +81,24 @@ class ThisTurn:
     took_okey: bool = False
 
 
+class EventKind(enum.StrEnum):
+    """What an ``Event`` records (okey.v1.EventKind has a value of the same name for each)."""
+
+    DREW = "drew"
+    TOOK = "took"
+    GAVE_BACK = "gave_back"
+    PENALTY = "penalty"
+    OPENED = "opened"
+    MELDED = "melded"
+    LAID_OFF = "laid_off"
+    TOOK_OKEY = "took_okey"
+    SHOWED_INDICATOR = "showed_indicator"
+    DISCARDED = "discarded"
+    STOCK_OUT = "stock_out"
+    DECLINED_LAST_DISCARD = "declined_last_discard"
+    HAND_ENDED = "hand_ended"
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """Something that happened at the table.
@@ -89,7 +107,7 @@ class Event:
     a player drew). Views and streams filter on that; nothing else about racks leaves the engine.
     """
 
-    kind: str
+    kind: EventKind
     seat: int | None = None
     tiles: tuple[Tile, ...] = ()
     private: tuple[Tile, ...] = ()
@@ -254,7 +272,7 @@ def _draw(state: HandState, seat: int, action: Draw) -> tuple[HandState, tuple[E
         if state.rules.stock_out is StockOutPolicy.NEXT_MAY_TAKE_LAST_DISCARD:
             # "draw" with the stock out declines the last discard: the hand ends there.
             ended = _end_hand(state, EndReason.STOCK_OUT, None)
-            return ended, (Event("declined_last_discard", seat), _end_event(ended))
+            return ended, (Event(EventKind.DECLINED_LAST_DISCARD, seat), _end_event(ended))
         raise RuleViolation("STOCK_EMPTY")
     tile = state.stock[0]
     rack = (*state.seats[seat].rack, tile)
@@ -265,9 +283,9 @@ def _draw(state: HandState, seat: int, action: Draw) -> tuple[HandState, tuple[E
         phase=Phase.PLAY,
         takeable=None,
     )
-    events = [Event("drew", seat, private=(tile,))]
+    events = [Event(EventKind.DREW, seat, private=(tile,))]
     if not new.stock:
-        events.append(Event("stock_out", seat))
+        events.append(Event(EventKind.STOCK_OUT, seat))
     return new, tuple(events)
 
 
@@ -305,7 +323,7 @@ def _take(state: HandState, seat: int, action: TakeDiscard) -> tuple[HandState, 
             state.this_turn, taken=tile, taken_unopened=me.opened_as is None
         ),
     )
-    return new, (Event("took", seat, tiles=(tile,)),)
+    return new, (Event(EventKind.TOOK, seat, tiles=(tile,)),)
 
 
 def _give_back(
@@ -335,8 +353,13 @@ def _give_back(
         this_turn=ThisTurn(gave_back=True),
     )
     return new, (
-        Event("gave_back", seat, tiles=(taken,)),
-        Event("penalty", seat, points=state.rules.penalty_points, detail=PenaltyReason.GAVE_BACK),
+        Event(EventKind.GAVE_BACK, seat, tiles=(taken,)),
+        Event(
+            EventKind.PENALTY,
+            seat,
+            points=state.rules.penalty_points,
+            detail=PenaltyReason.GAVE_BACK,
+        ),
     )
 
 
@@ -408,7 +431,11 @@ def _opened(
     )
     events = tuple(
         Event(
-            "opened" if i == 0 else "melded", seat, tiles=meld.tiles, meld=start + i, points=value
+            EventKind.OPENED if i == 0 else EventKind.MELDED,
+            seat,
+            tiles=meld.tiles,
+            meld=start + i,
+            points=value,
         )
         for i, meld in enumerate(melds)
     )
@@ -445,7 +472,8 @@ def _lay_down(state: HandState, seat: int, action: LayDown) -> tuple[HandState, 
         table=(*state.table, *(TableMeld(meld, seat) for meld in melds)),
     )
     return new, tuple(
-        Event("melded", seat, tiles=meld.tiles, meld=start + i) for i, meld in enumerate(melds)
+        Event(EventKind.MELDED, seat, tiles=meld.tiles, meld=start + i)
+        for i, meld in enumerate(melds)
     )
 
 
@@ -482,7 +510,7 @@ def _lay_off(state: HandState, seat: int, action: LayOff) -> tuple[HandState, tu
         table=tuple(table),
         this_turn=dataclasses.replace(state.this_turn, laid_off=state.this_turn.laid_off + 1),
     )
-    return new, (Event("laid_off", seat, tiles=(action.tile,), meld=action.meld),)
+    return new, (Event(EventKind.LAID_OFF, seat, tiles=(action.tile,), meld=action.meld),)
 
 
 def _extend(meld: Meld, tile: Tile, end: End | None, okey: Okey, rules: RuleSet) -> Meld:
@@ -605,7 +633,7 @@ def _take_okey(
         table=tuple(table),
         this_turn=dataclasses.replace(state.this_turn, took_okey=True),
     )
-    return new, (Event("took_okey", seat, tiles=tuple(action.tiles), meld=action.meld),)
+    return new, (Event(EventKind.TOOK_OKEY, seat, tiles=tuple(action.tiles), meld=action.meld),)
 
 
 def _complete_set(meld: Meld, tiles: Sequence[Tile], okey: Okey) -> tuple[Meld, tuple[Tile, ...]]:
@@ -640,7 +668,7 @@ def _show_indicator(
     if shown is None:
         raise RuleViolation("NO_INDICATOR_TWIN", tile=face_name(twin))
     new = dataclasses.replace(state, seats=_replace_seat(state, seat, showed_indicator=True))
-    return new, (Event("showed_indicator", seat, tiles=(shown,), points=points),)
+    return new, (Event(EventKind.SHOWED_INDICATOR, seat, tiles=(shown,), points=points),)
 
 
 def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, tuple[Event, ...]]:
@@ -650,7 +678,7 @@ def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, t
     tile = action.tile
     rest = _take_from_rack(me.rack, [tile])
     _check_taken_discard(state, me, tile, rest)
-    events: list[Event] = [Event("discarded", seat, tiles=(tile,))]
+    events: list[Event] = [Event(EventKind.DISCARDED, seat, tiles=(tile,))]
     finishing = not rest
     penalties = me.penalties
     if not finishing:
@@ -661,7 +689,7 @@ def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, t
         if len(penalties) > len(me.penalties):
             events.append(
                 Event(
-                    "penalty",
+                    EventKind.PENALTY,
                     seat,
                     tiles=(tile,),
                     points=rules.penalty_points,
@@ -748,7 +776,7 @@ def _end_event(state: HandState) -> Event:
     result = state.result
     assert result is not None
     return Event(
-        "hand_ended",
+        EventKind.HAND_ENDED,
         result.winner,
         detail=result.reason.value,
         points=result.finish.multiplier if result.finish else 0,
@@ -772,6 +800,7 @@ _HANDLERS: dict[type, _Handler] = {
 __all__ = [
     "RULES_VERSION",
     "Event",
+    "EventKind",
     "HandState",
     "Phase",
     "TableMeld",

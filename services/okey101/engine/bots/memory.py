@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from okey101.engine.hand import SEATS, Event
+from okey101.engine.hand import SEATS, Event, EventKind
 from okey101.engine.view import SeatView
 
 
@@ -28,7 +28,7 @@ class BotMemory:
     thrown: tuple[tuple[int, int], ...] = ()
     taken: tuple[tuple[int, int], ...] = ()
     showed: tuple[int, ...] = ()
-    turn: tuple[tuple[str, int], ...] = ()
+    turn: tuple[tuple[EventKind, int], ...] = ()
 
     @staticmethod
     def from_events(seat: int, events: Iterable[Event]) -> BotMemory:
@@ -42,20 +42,20 @@ class BotMemory:
         showed = list(self.showed)
         turn = list(self.turn)
         for event in events:
-            if event.kind == "hand_ended":
+            if event.kind is EventKind.HAND_ENDED:
                 turn = []
             if event.seat is None:
                 continue
-            if event.kind == "discarded":
+            if event.kind is EventKind.DISCARDED:
                 thrown.extend((event.seat, tile.id) for tile in event.tiles)
                 turn = []
-            elif event.kind == "took":
+            elif event.kind is EventKind.TOOK:
                 taken.extend((event.seat, tile.id) for tile in event.tiles)
-            elif event.kind == "gave_back":
+            elif event.kind is EventKind.GAVE_BACK:
                 back = {tile.id for tile in event.tiles}
                 taken = [item for item in taken if item[1] not in back]
                 turn = []
-            elif event.kind == "showed_indicator" and event.seat not in showed:
+            elif event.kind is EventKind.SHOWED_INDICATOR and event.seat not in showed:
                 showed.append(event.seat)
             if event.kind in _TURN_EVENTS:
                 turn.append((event.kind, event.seat))
@@ -86,5 +86,14 @@ class BotMemory:
 
 # The events that make up what a turn holds so far (``ThisTurn``).
 _TURN_EVENTS = frozenset(
-    {"drew", "took", "gave_back", "opened", "melded", "laid_off", "took_okey", "showed_indicator"}
+    {
+        EventKind.DREW,
+        EventKind.TOOK,
+        EventKind.GAVE_BACK,
+        EventKind.OPENED,
+        EventKind.MELDED,
+        EventKind.LAID_OFF,
+        EventKind.TOOK_OKEY,
+        EventKind.SHOWED_INDICATOR,
+    }
 )

@@ -14,7 +14,7 @@ import dataclasses
 
 from okey101.engine.bots.memory import BotMemory
 from okey101.engine.errors import InvalidInput
-from okey101.engine.hand import RULES_VERSION, SEATS, HandState, TableMeld, ThisTurn
+from okey101.engine.hand import RULES_VERSION, SEATS, EventKind, HandState, TableMeld, ThisTurn
 from okey101.engine.rules import RuleSet
 from okey101.engine.seat import PenaltyReason, Seat
 from okey101.engine.tiles import ALL_TILES, Okey
@@ -112,21 +112,25 @@ def _this_turn(seat_view: SeatView, memory: BotMemory | None) -> ThisTurn:
     kinds = [kind for kind, seat in (memory.turn if memory else ()) if seat == me]
     if any(seat != me for _kind, seat in (memory.turn if memory else ())):
         kinds = []  # events of another seat's turn: stale, not this turn's
-    gave_back = "gave_back" in kinds
+    gave_back = EventKind.GAVE_BACK in kinds
     if gave_back:
         # A give-back starts the turn afresh (then a draw, and play).
-        kinds = kinds[len(kinds) - kinds[::-1].index("gave_back") :]
-    opened = "opened" in kinds and opened_before
+        kinds = kinds[len(kinds) - kinds[::-1].index(EventKind.GAVE_BACK) :]
+    opened = EventKind.OPENED in kinds and opened_before
     # Unopened when it took: it has not opened, or opened after the take.
     taken_unopened = taken is not None and (
         not opened_before
-        or (opened and "took" in kinds and kinds.index("took") < kinds.index("opened"))
+        or (
+            opened
+            and EventKind.TOOK in kinds
+            and kinds.index(EventKind.TOOK) < kinds.index(EventKind.OPENED)
+        )
     )
     return ThisTurn(
         taken=taken,
         taken_unopened=taken_unopened,
         gave_back=gave_back,
         opened=opened,
-        laid_off=kinds.count("laid_off"),
-        took_okey="took_okey" in kinds,
+        laid_off=kinds.count(EventKind.LAID_OFF),
+        took_okey=EventKind.TOOK_OKEY in kinds,
     )
