@@ -9,8 +9,8 @@ from okey101.engine.actions import Action, Discard, Draw, GiveBack, ShowIndicato
 from okey101.engine.bots.levels import BotLevel, Decision
 from okey101.engine.errors import RuleViolation
 from okey101.engine.hand import HandState, Phase, apply
+from okey101.engine.legal import legal_actions
 from okey101.engine.playout import RandomPlayer, _Step
-from okey101.engine.view import legal_actions
 
 
 def random_decision(state: HandState, seat: int, seed: int, level: BotLevel) -> Decision:
