@@ -18,7 +18,8 @@ events), ``seat`` and ``result`` (a seat's part, how a hand ended), ``deal``, ``
 (the moves of the moment), ``scoring``, ``match``, ``solver`` (the best opening and the other
 questions of melds), ``bots``, ``playout`` (seeded random players), ``errors``. The scenario
 runner, exports, fair deals, invariants and the message catalogue are imported from their
-modules.
+modules. ``okey101.engine.view`` and ``okey101.engine.deal`` are the functions: import the other
+names of those modules from them (``from okey101.engine.view import SeatView``).
 """
 
 from okey101.engine.actions import (
