@@ -906,6 +906,7 @@ def event_to_proto(event: Event, state: HandState, *, for_seat: int | None) -> c
     return message
 
 
+# The okey.v1.EventKind of each engine kind (the same name).
 _EVENT_KINDS: Final[Mapping[EventKind, common_pb2.EventKind]] = {
     EventKind.DREW: common_pb2.EVENT_KIND_DREW,
     EventKind.TOOK: common_pb2.EVENT_KIND_TOOK,
