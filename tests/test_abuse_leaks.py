@@ -39,7 +39,7 @@ from test_abuse_harness import rack_in, secret_in, soak
 from test_lobby_service import lobby_settings
 from test_table_leaks import LIVE_END, HandReplay, hidden_from, tiles_named
 
-from okey101.engine.bots import fallback_decision
+from okey101.engine.bots.entry_points import fallback_decision
 from okey101.lobby import Options, start_lobby
 from okey101.platform import convert, logs
 

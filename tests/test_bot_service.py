@@ -42,10 +42,11 @@ from okey101.bot.service import METHOD_ACCESS
 from okey101.engine.actions import Action, Discard, Draw, GiveBack, TakeDiscard
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import OkeyError
-from okey101.engine.hand import HandState, Phase, Seat, apply
+from okey101.engine.hand import HandState, Phase, apply
 from okey101.engine.messages import render
 from okey101.engine.playout import RandomPlayer
 from okey101.engine.rules import LeftDiscardPolicy, RuleSet
+from okey101.engine.seat import Seat
 from okey101.engine.view import view
 from okey101.platform import convert
 from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, dev_signing_key, jwks_of

@@ -17,10 +17,13 @@ import pytest
 
 from okey101.bench import bots_bench
 from okey101.engine.actions import Action, Discard, Draw, GiveBack, TakeDiscard
-from okey101.engine.bots import BotLevel, BotMemory, decide, fallback_decision, shadow_state
+from okey101.engine.bots.entry_points import decide, fallback_decision
+from okey101.engine.bots.levels import BotLevel
+from okey101.engine.bots.memory import BotMemory
+from okey101.engine.bots.shadow import shadow_state
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import RuleViolation
-from okey101.engine.hand import Event, HandState, Phase, apply
+from okey101.engine.hand import Event, EventKind, HandState, Phase, apply
 from okey101.engine.playout import RandomPlayer
 from okey101.engine.rules import RuleSet
 from okey101.engine.view import view
@@ -151,14 +154,14 @@ def test_no_plus_101_when_a_free_discard_exists(level: BotLevel) -> None:
         if not isinstance(last, Discard):
             continue
         _after, events = apply(before, seat, last)
-        if not any(event.kind == "penalty" for event in events):
+        if not any(event.kind is EventKind.PENALTY for event in events):
             continue
         for tile in before.seats[seat].rack:
             try:
                 _state, others = apply(before, seat, Discard(tile))
             except RuleViolation:
                 continue
-            assert any(e.kind == "penalty" for e in others), (
+            assert any(e.kind is EventKind.PENALTY for e in others), (
                 f"{position.label} {level}: threw {last.tile} for +101 though {tile} was free"
             )
 

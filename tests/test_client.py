@@ -26,7 +26,7 @@ from okey101.client.session import GuestIdentity, GuestStore, Seating
 from okey101.engine.actions import End, LayOff
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import RuleViolation
-from okey101.engine.hand import apply
+from okey101.engine.hand import EventKind, apply
 from okey101.engine.rules import RuleSet
 from okey101.platform import convert
 from okey101.platform.errors import to_grpc_status
@@ -146,7 +146,7 @@ def test_the_moves_are_the_apis_action_messages_and_apply() -> None:
     message = moves.discard(tile.id)
     assert message.WhichOneof("move") == "discard" and message.discard.tile_id == tile.id
     after, events = apply(state, seat, convert.action_from_proto(message))
-    assert events[0].kind == "discarded" and tile not in after.seats[seat].rack
+    assert events[0].kind is EventKind.DISCARDED and tile not in after.seats[seat].rack
     assert moves.draw().WhichOneof("move") == "draw"
     assert moves.take().WhichOneof("move") == "take"
     pairs = moves.open_with([[0, 1], [2, 3]])

@@ -27,10 +27,11 @@ from okey101.client.app import ConfirmScreen, OkeyApp, PickMeldScreen, ScoreShee
 from okey101.client.i18n import Strings
 from okey101.client.resume import Reconnecting
 from okey101.engine.deal import deal, shuffled_deck
-from okey101.engine.hand import HandState, Phase, Seat, TableMeld
+from okey101.engine.hand import HandState, Phase, TableMeld
 from okey101.engine.melds import make_group
 from okey101.engine.rules import RuleSet
-from okey101.engine.solver import OpenedAs, best_opening
+from okey101.engine.seat import OpenedAs, Seat
+from okey101.engine.solver.openings import best_opening
 from okey101.engine.tiles import Okey, Tile, TileAllocator, parse_face
 from okey101.platform import convert
 from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, jwks_of

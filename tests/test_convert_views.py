@@ -9,15 +9,16 @@ import random
 import pytest
 from okey.v1 import common_pb2, rules_pb2
 
-from okey101.engine import view as view_module
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import InvalidInput
-from okey101.engine.hand import HandState, Phase, Seat, TableMeld
+from okey101.engine.hand import HandState, Phase, TableMeld
 from okey101.engine.melds import make_group
 from okey101.engine.playout import RandomPlayer
 from okey101.engine.rules import RuleSet
-from okey101.engine.solver import playable_faces
+from okey101.engine.seat import Seat
+from okey101.engine.solver.playability import playable_faces
 from okey101.engine.tiles import ALL_TILES, Okey, copies_of, parse_face
+from okey101.engine.view import _costly_ids
 from okey101.platform import convert
 from okey101.platform.convert import memo, wire
 from okey101.rules import service as rules_service
@@ -133,7 +134,7 @@ def test_rack_entries_and_costly_tiles_by_face_are_those_tile_by_tile() -> None:
         for size in (0, 1, 3, 8, 52):
             playable = frozenset(rng.sample(range(52), size) + [okey.face] * rng.randrange(2))
             entries = wire.rack_entries_for(okey, playable)
-            costly = view_module._costly_ids(okey, playable)
+            costly = _costly_ids(okey, playable)
             for tile in ALL_TILES:
                 wild = okey.is_wild(tile)
                 takes = not wild and okey.plays_as(tile) in playable

@@ -15,7 +15,7 @@ import pytest
 from okey101.engine.actions import Discard, Draw, TakeDiscard
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import InvalidInput, RuleViolation
-from okey101.engine.hand import Phase, apply
+from okey101.engine.hand import EventKind, Phase, apply
 from okey101.engine.invariants import tile_locations
 from okey101.engine.rules import RuleSet
 from okey101.engine.tiles import ALL_TILES, TILE_COUNT, Tile
@@ -185,7 +185,7 @@ def test_starting_player_cannot_draw_and_discards_to_pass(preset: str, dealer: i
     assert tile not in after.seats[starter].rack
     assert after.seats[starter].penalties == ()
     assert after.stock == state.stock
-    assert [event.kind for event in events] == ["discarded"]
+    assert [event.kind for event in events] == [EventKind.DISCARDED]
     # The next player now draws normally: the top of the stock.
     drawn, _ = apply(after, after.turn, Draw())
     assert drawn.seats[after.turn].rack[-1] == state.stock[0]

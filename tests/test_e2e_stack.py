@@ -35,7 +35,7 @@ from okey101.client.i18n import Strings
 from okey101.client.resume import Reconnecting
 from okey101.client.session import Endpoints, GuestStore, Player, new_request_id
 from okey101.client.simulate import play_match, play_turn
-from okey101.engine.bots import BotLevel
+from okey101.engine.bots.levels import BotLevel
 from okey101.engine.messages import render
 from okey101.services import SERVICES, built_services
 from okey101.stack import FAST, LocalStack, local_stack

@@ -13,7 +13,8 @@ import yaml
 from service_stack import running_stack
 from test_table_service import _finished, all_bots, create_table, one_hand_rules, wait_for
 
-from okey101.engine.bots import BotLevel, decide
+from okey101.engine.bots.entry_points import decide
+from okey101.engine.bots.levels import BotLevel
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.export import hand_scenario
 from okey101.engine.hand import apply

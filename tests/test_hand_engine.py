@@ -30,11 +30,12 @@ from okey101.engine.actions import (
 )
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import InvalidInput, OkeyError, RuleViolation
-from okey101.engine.hand import RULES_VERSION, Event, HandState, Phase, apply
+from okey101.engine.hand import RULES_VERSION, Event, EventKind, HandState, Phase, apply
 from okey101.engine.invariants import event_problems, leak_problems
+from okey101.engine.legal import legal_actions
 from okey101.engine.playout import RandomPlayer
 from okey101.engine.rules import RuleSet
-from okey101.engine.view import legal_actions, view
+from okey101.engine.view import view
 
 PRESETS = ("oyna", "boombala", "north_sultan")
 HANDS_PER_PRESET = 3
@@ -276,7 +277,7 @@ def test_the_moves_played_were_legal(preset: str) -> None:
             if isinstance(step.action, (Draw, TakeDiscard, Discard)):
                 listed = legal_actions(step.before, step.seat)
                 if isinstance(step.action, Discard):
-                    # Discards are listed once per distinct face; the one played is one of them.
+                    # The discard played is listed (compared by face: identical tiles are alike).
                     okey = step.before.okey
                     key = (okey.is_wild(step.action.tile), okey.plays_as(step.action.tile))
                     faces = {
@@ -339,7 +340,7 @@ def test_private_tiles_go_only_to_the_actor(preset: str) -> None:
             if isinstance(step.action, Draw) and step.before.stock:
                 draws += 1
                 drawn = step.before.stock[0]
-                (drew,) = [event for event in step.events if event.kind == "drew"]
+                (drew,) = [event for event in step.events if event.kind is EventKind.DREW]
                 assert drew.private == (drawn,)
                 assert drew.seat == step.seat
                 assert drawn.id not in public

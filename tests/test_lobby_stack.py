@@ -48,7 +48,7 @@ from test_lobby_service import (
     run,
 )
 
-from okey101.engine.bots import fallback_decision
+from okey101.engine.bots.entry_points import fallback_decision
 from okey101.lobby.models import queue, tournament_leases, tournament_tables
 from okey101.platform import convert
 from okey101.platform.auth import TokenIssuer, dev_signing_key

@@ -11,7 +11,6 @@ from __future__ import annotations
 import pytest
 
 from okey101.engine.errors import InvalidInput
-from okey101.engine.hand import EndReason, HandResult
 from okey101.engine.match import (
     BOOMBALA_HAND_CHOICES,
     MatchState,
@@ -19,6 +18,7 @@ from okey101.engine.match import (
     new_match,
     record_hand,
 )
+from okey101.engine.result import EndReason, HandResult
 from okey101.engine.rules import RuleSet
 
 OYNA = RuleSet.preset("oyna")

@@ -58,9 +58,9 @@ def _assigned_strings(scope: ast.AST, name: str) -> set[str]:
 
 
 def engine_raises() -> list[Raise]:
-    """Each code passed to InvalidInput / RuleViolation / OkeyError in okey101/engine/*.py."""
+    """Each code passed to InvalidInput / RuleViolation / OkeyError in okey101/engine/**/*.py."""
     out: list[Raise] = []
-    for path in sorted(ENGINE.glob("*.py")):
+    for path in sorted(ENGINE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         functions = [
             node
@@ -149,7 +149,7 @@ def test_every_code_raised_is_given_the_parameters_its_sentence_names() -> None:
 def test_the_scan_also_reads_plain_regex_matches() -> None:
     # A cruder, independent look: every string literal passed straight to an error class.
     pattern = re.compile(r"\b(?:InvalidInput|RuleViolation|OkeyError)\(\s*\"([A-Z0-9_]+)\"")
-    for path in ENGINE.glob("*.py"):
+    for path in ENGINE.rglob("*.py"):
         for code in pattern.findall(path.read_text(encoding="utf-8")):
             assert code in CATALOGUE, f"{path.name}: {code}"
             assert code in {r.code for r in RAISES}

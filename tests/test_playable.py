@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from okey101.engine.errors import RuleViolation
 from okey101.engine.melds import Meld, MeldKind, make_group, make_meld
 from okey101.engine.rules import RuleSet
-from okey101.engine.solver import is_playable, playable_faces, playable_tiles
+from okey101.engine.solver.playability import is_playable, playable_faces, playable_tiles
 from okey101.engine.tiles import (
     ALL_TILES,
     FALSE_JOKER_FACE,

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 import pytest
 
 from okey101.engine.deal import deal, shuffled_deck
-from okey101.engine.hand import EndReason, Finish, HandState, Phase
+from okey101.engine.hand import HandState, Phase
 from okey101.engine.invariants import all_problems, event_problems
 from okey101.engine.playout import RandomPlayer, play_out
+from okey101.engine.result import EndReason, Finish
 from okey101.engine.rules import OkeyInLosersHand, RuleSet
-from okey101.engine.solver import OpenedAs
+from okey101.engine.seat import OpenedAs
 from okey101.engine.tiles import Tile
 
 HANDS = 20

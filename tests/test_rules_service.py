@@ -21,20 +21,16 @@ from threaded_server import ThreadedServer
 from okey101.engine.actions import Discard, Draw
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import InvalidInput, RuleViolation
-from okey101.engine.hand import (
-    RULES_VERSION,
-    HandState,
-    PenaltyReason,
-    Phase,
-    Seat,
-    TableMeld,
-    apply,
-)
+from okey101.engine.hand import RULES_VERSION, HandState, Phase, TableMeld, apply
 from okey101.engine.melds import make_group
 from okey101.engine.messages import render
 from okey101.engine.playout import RandomPlayer, play_out
 from okey101.engine.rules import RuleSet
-from okey101.engine.solver import Hand, OpenedAs, best_opening, best_pairs, playable_faces
+from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
+from okey101.engine.solver.arrangement import Hand
+from okey101.engine.solver.openings import best_opening
+from okey101.engine.solver.pairs import best_pairs
+from okey101.engine.solver.playability import playable_faces
 from okey101.engine.tiles import Okey, Tile, TileAllocator, copies_of, parse_face
 from okey101.platform import convert
 from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, jwks_of

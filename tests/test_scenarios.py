@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from okey101.engine.hand import EndReason
 from okey101.engine.match import new_match, record_hand
+from okey101.engine.result import EndReason
 from okey101.engine.scenario import (
     ScenarioError,
     ScenarioResult,

@@ -14,18 +14,11 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from okey101.engine.hand import (
-    EndReason,
-    Finish,
-    HandResult,
-    HandState,
-    PenaltyReason,
-    Phase,
-    Seat,
-)
+from okey101.engine.hand import HandState, Phase
+from okey101.engine.result import EndReason, Finish, HandResult
 from okey101.engine.rules import RuleSet
 from okey101.engine.scoring import score_hand
-from okey101.engine.solver import OpenedAs
+from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
 from okey101.engine.tiles import ALL_TILES, Okey, Tile, tiles_from_names
 
 OYNA = RuleSet.preset("oyna")

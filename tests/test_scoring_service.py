@@ -39,9 +39,10 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
 
 from okey101.engine.deal import deal, shuffled_deck
-from okey101.engine.hand import EndReason, HandState
+from okey101.engine.hand import HandState
 from okey101.engine.match import MatchState, new_match, record_hand
 from okey101.engine.playout import RandomPlayer, play_out
+from okey101.engine.result import EndReason
 from okey101.engine.rules import RuleSet
 from okey101.platform import convert
 from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, jwks_of

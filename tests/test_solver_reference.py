@@ -19,7 +19,8 @@ from okey101.bench.ilp_reference import reference_best_value, reference_solve
 from okey101.bench.solver_bench import deal_hand
 from okey101.engine.melds import MeldKind, make_meld
 from okey101.engine.rules import RuleSet
-from okey101.engine.solver import Arrangement, Hand, best_opening
+from okey101.engine.solver.arrangement import Arrangement, Hand
+from okey101.engine.solver.openings import best_opening
 from okey101.engine.tiles import (
     ALL_TILES,
     Okey,

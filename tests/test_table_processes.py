@@ -28,7 +28,8 @@ from okey.v1 import common_pb2, table_pb2, table_pb2_grpc
 from service_stack import peer_services
 from test_table_service import TEST_DATABASE_ENV, postgres_database
 
-from okey101.engine.bots import BotLevel, decide
+from okey101.engine.bots.entry_points import decide
+from okey101.engine.bots.levels import BotLevel
 from okey101.engine.deal import deal
 from okey101.engine.hand import apply
 from okey101.engine.tiles import tile_by_id

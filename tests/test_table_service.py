@@ -24,7 +24,8 @@ from okey.v1 import common_pb2, scoring_pb2, table_pb2
 from service_stack import FAST, ManualClock, Stack, running_stack
 from sqlalchemy.engine import make_url
 
-from okey101.engine.bots import BotLevel, decide
+from okey101.engine.bots.entry_points import decide
+from okey101.engine.bots.levels import BotLevel
 from okey101.engine.deal import deal
 from okey101.engine.fair_deal import commitment, deck_order
 from okey101.engine.hand import apply

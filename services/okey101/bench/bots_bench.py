@@ -34,13 +34,17 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from okey101.engine.bots import BotLevel, BotMemory, decide
+from okey101.engine.bots.entry_points import decide
+from okey101.engine.bots.levels import BotLevel
+from okey101.engine.bots.memory import BotMemory
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import OkeyError
-from okey101.engine.hand import EndReason, HandState, Phase, apply
+from okey101.engine.hand import HandState, Phase, apply
+from okey101.engine.legal import legal_actions
 from okey101.engine.playout import RandomPlayer
+from okey101.engine.result import EndReason
 from okey101.engine.rules import RuleSet
-from okey101.engine.view import legal_actions, view
+from okey101.engine.view import view
 
 # Far more turns than any hand takes (the stock holds 20 tiles; takes are bounded too).
 MAX_TURNS = 400

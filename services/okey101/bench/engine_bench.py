@@ -16,9 +16,9 @@ import time
 from collections.abc import Sequence
 
 from okey101.engine.deal import deal, shuffled_deck
-from okey101.engine.hand import EndReason
 from okey101.engine.invariants import all_problems, event_problems
 from okey101.engine.playout import RandomPlayer
+from okey101.engine.result import EndReason
 from okey101.engine.rules import RuleSet
 
 

@@ -441,7 +441,7 @@ def bot_service_decider(client: StackClient, level: int = common_pb2.BOT_LEVEL_E
 
 def engine_decider() -> Decider:
     """Decisions from the engine's random bot in this process (no service involved)."""
-    from okey101.engine.bots import fallback_decision
+    from okey101.engine.bots.entry_points import fallback_decision
     from okey101.platform import convert
 
     async def decide(view: common_pb2.SeatView) -> list[common_pb2.Action]:

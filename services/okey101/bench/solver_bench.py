@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 
 from okey101.bench.ilp_reference import reference_best_value
 from okey101.engine.rules import RuleSet
-from okey101.engine.solver import Hand, best_opening
+from okey101.engine.solver.arrangement import Hand
+from okey101.engine.solver.openings import best_opening
 from okey101.engine.tiles import ALL_TILES, Okey, Tile
 
 HAND_SIZE = 22

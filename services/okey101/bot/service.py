@@ -25,7 +25,9 @@ import grpc.aio
 from okey.v1 import bot_pb2, bot_pb2_grpc, common_pb2
 from prometheus_client import Histogram
 
-from okey101.engine.bots import BotLevel, BotMemory, decide
+from okey101.engine.bots.entry_points import decide
+from okey101.engine.bots.levels import BotLevel
+from okey101.engine.bots.memory import BotMemory
 from okey101.engine.errors import InvalidInput, RuleViolation
 from okey101.engine.hand import Phase
 from okey101.platform import convert
@@ -115,11 +117,12 @@ def next_step(request: bot_pb2.NextStepRequest, language: Language) -> bot_pb2.N
         raise InvalidInput("BAD_FIELD", field="history", value=f"{len(request.history)} events")
     memory: BotMemory | None = None
     if request.history:
-        events = [
+        read = (
             convert.event_from_proto(event, field=f"history[{index}]")
             for index, event in enumerate(request.history)
-        ]
-        memory = BotMemory.from_events(view.seat, events)
+        )
+        # The table's own events (seats, turns, deals) read as None: nothing for the memory.
+        memory = BotMemory.from_events(view.seat, [event for event in read if event is not None])
     started = time.perf_counter()
     decision = decide(view, rules, level, request.seed, memory)
     DECISION_SECONDS.labels(level=decision.level.value).observe(time.perf_counter() - started)

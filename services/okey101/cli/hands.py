@@ -46,7 +46,8 @@ def add_best_opening(commands: Commands) -> None:
 
 def _best_opening(args: argparse.Namespace) -> int:
     from okey101.engine.rules import RuleSet
-    from okey101.engine.solver import Hand, best_opening
+    from okey101.engine.solver.arrangement import Hand
+    from okey101.engine.solver.openings import best_opening
     from okey101.engine.tiles import Okey, face_name, parse_face, tiles_from_names
 
     rules = RuleSet.preset(args.rules)

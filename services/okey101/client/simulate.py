@@ -32,7 +32,8 @@ from okey101.client.i18n import Strings
 from okey101.client.model import sheet_rows
 from okey101.client.resume import Reconnecting
 from okey101.client.session import Endpoints, GuestStore, Player, TableSession
-from okey101.engine.bots import BotLevel, decide
+from okey101.engine.bots.entry_points import decide
+from okey101.engine.bots.levels import BotLevel
 from okey101.platform import convert
 
 #: Acts in one turn at most (a turn is a draw, a few plays and a discard): a bot that keeps

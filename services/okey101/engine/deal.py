@@ -17,8 +17,9 @@ import random
 from collections.abc import Sequence
 
 from okey101.engine.errors import InvalidInput
-from okey101.engine.hand import SEATS, HandState, Phase, Seat
+from okey101.engine.hand import SEATS, HandState, Phase
 from okey101.engine.rules import RuleSet
+from okey101.engine.seat import Seat
 from okey101.engine.tiles import ALL_TILES, TILE_COUNT, Okey, Tile
 
 FIRST_RACK = 22

@@ -9,6 +9,9 @@ The phases of a turn: ``FIRST`` (the starting player's first turn: play and disc
 ``DRAW`` (draw from the stock or take the left discard), ``PLAY`` (open, lay down, lay off, take
 an okey back, then discard). A hand ends by a finish (the last tile discarded), with the stock out,
 or void (all four opened with pairs).
+
+A seat's part (``Seat``, ``OpenedAs``, ``PenaltyReason``) is in ``engine.seat``; how the hand
+ended (``EndReason``, ``Finish``, ``HandResult``) in ``engine.result``, which scoring reads too.
 """
 
 from __future__ import annotations
@@ -33,12 +36,15 @@ from okey101.engine.actions import (
     ShowIndicator,
     TakeDiscard,
     TakeOkey,
-    action_name,
 )
 from okey101.engine.errors import InvalidInput, RuleViolation
 from okey101.engine.melds import HIGH_ONE, Meld, MeldKind, make_meld, make_pair
-from okey101.engine.rules import LeftDiscardPolicy, RuleSet, StockOutPolicy
-from okey101.engine.solver import Hand, OpenedAs, can_use, is_playable
+from okey101.engine.result import EndReason, Finish, HandResult
+from okey101.engine.rules import LeftDiscardPolicy, OneGoFinish, RuleSet, StockOutPolicy
+from okey101.engine.scoring import score_hand
+from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
+from okey101.engine.solver.arrangement import Hand
+from okey101.engine.solver.playability import can_use, is_playable
 from okey101.engine.tiles import Colour, Okey, Tile, face_colour, face_name, face_number, face_of
 
 # The engine's rules version: a state records it, and a state of another version is refused
@@ -52,37 +58,6 @@ class Phase(enum.StrEnum):
     DRAW = "draw"
     PLAY = "play"
     ENDED = "ended"
-
-
-class EndReason(enum.StrEnum):
-    FINISHED = "finished"
-    STOCK_OUT = "stock_out"
-    VOID = "void"
-
-
-class PenaltyReason(enum.StrEnum):
-    OKEY_DISCARDED = "okey_discarded"
-    PLAYABLE_DISCARDED = "playable_discarded"
-    GAVE_BACK = "gave_back"
-    # Charged before the position a scenario starts from.
-    CHARGED_BEFORE = "charged_before"
-
-
-@dataclass(frozen=True, slots=True)
-class Seat:
-    """One seat's part of a hand."""
-
-    rack: tuple[Tile, ...]
-    discards: tuple[Tile, ...] = ()
-    opened_as: OpenedAs | None = None
-    # The turn number on which the seat opened (-1: not opened).
-    opened_on_turn: int = -1
-    # Every +101 charged this hand, by reason (never doubled).
-    penalties: tuple[PenaltyReason, ...] = ()
-    # Turns this seat has completed (0 during its first turn).
-    turns_played: int = 0
-    # Boombala: the indicator's twin was shown on the first turn.
-    showed_indicator: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,29 +81,22 @@ class ThisTurn:
     took_okey: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Finish:
-    """How a finished hand was finished, and the multiplier it brings."""
+class EventKind(enum.StrEnum):
+    """What an ``Event`` records (okey.v1.EventKind has a value of the same name for each)."""
 
-    winner: int
-    with_okey: bool
-    after_pairs: bool
-    one_go: bool
-    multiplier: int
-
-
-@dataclass(frozen=True, slots=True)
-class HandResult:
-    """A hand that has ended: why, how, and each seat's points (+101s included)."""
-
-    reason: EndReason
-    finish: Finish | None
-    scores: tuple[int, ...]
-    penalties: tuple[int, ...]
-
-    @property
-    def winner(self) -> int | None:
-        return self.finish.winner if self.finish else None
+    DREW = "drew"
+    TOOK = "took"
+    GAVE_BACK = "gave_back"
+    PENALTY = "penalty"
+    OPENED = "opened"
+    MELDED = "melded"
+    LAID_OFF = "laid_off"
+    TOOK_OKEY = "took_okey"
+    SHOWED_INDICATOR = "showed_indicator"
+    DISCARDED = "discarded"
+    STOCK_OUT = "stock_out"
+    DECLINED_LAST_DISCARD = "declined_last_discard"
+    HAND_ENDED = "hand_ended"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +107,7 @@ class Event:
     a player drew). Views and streams filter on that; nothing else about racks leaves the engine.
     """
 
-    kind: str
+    kind: EventKind
     seat: int | None = None
     tiles: tuple[Tile, ...] = ()
     private: tuple[Tile, ...] = ()
@@ -304,7 +272,7 @@ def _draw(state: HandState, seat: int, action: Draw) -> tuple[HandState, tuple[E
         if state.rules.stock_out is StockOutPolicy.NEXT_MAY_TAKE_LAST_DISCARD:
             # "draw" with the stock out declines the last discard: the hand ends there.
             ended = _end_hand(state, EndReason.STOCK_OUT, None)
-            return ended, (Event("declined_last_discard", seat), _end_event(ended))
+            return ended, (Event(EventKind.DECLINED_LAST_DISCARD, seat), _end_event(ended))
         raise RuleViolation("STOCK_EMPTY")
     tile = state.stock[0]
     rack = (*state.seats[seat].rack, tile)
@@ -315,9 +283,9 @@ def _draw(state: HandState, seat: int, action: Draw) -> tuple[HandState, tuple[E
         phase=Phase.PLAY,
         takeable=None,
     )
-    events = [Event("drew", seat, private=(tile,))]
+    events = [Event(EventKind.DREW, seat, private=(tile,))]
     if not new.stock:
-        events.append(Event("stock_out", seat))
+        events.append(Event(EventKind.STOCK_OUT, seat))
     return new, tuple(events)
 
 
@@ -355,7 +323,7 @@ def _take(state: HandState, seat: int, action: TakeDiscard) -> tuple[HandState, 
             state.this_turn, taken=tile, taken_unopened=me.opened_as is None
         ),
     )
-    return new, (Event("took", seat, tiles=(tile,)),)
+    return new, (Event(EventKind.TOOK, seat, tiles=(tile,)),)
 
 
 def _give_back(
@@ -385,8 +353,13 @@ def _give_back(
         this_turn=ThisTurn(gave_back=True),
     )
     return new, (
-        Event("gave_back", seat, tiles=(taken,)),
-        Event("penalty", seat, points=state.rules.penalty_points, detail=PenaltyReason.GAVE_BACK),
+        Event(EventKind.GAVE_BACK, seat, tiles=(taken,)),
+        Event(
+            EventKind.PENALTY,
+            seat,
+            points=state.rules.penalty_points,
+            detail=PenaltyReason.GAVE_BACK,
+        ),
     )
 
 
@@ -458,7 +431,11 @@ def _opened(
     )
     events = tuple(
         Event(
-            "opened" if i == 0 else "melded", seat, tiles=meld.tiles, meld=start + i, points=value
+            EventKind.OPENED if i == 0 else EventKind.MELDED,
+            seat,
+            tiles=meld.tiles,
+            meld=start + i,
+            points=value,
         )
         for i, meld in enumerate(melds)
     )
@@ -495,7 +472,8 @@ def _lay_down(state: HandState, seat: int, action: LayDown) -> tuple[HandState, 
         table=(*state.table, *(TableMeld(meld, seat) for meld in melds)),
     )
     return new, tuple(
-        Event("melded", seat, tiles=meld.tiles, meld=start + i) for i, meld in enumerate(melds)
+        Event(EventKind.MELDED, seat, tiles=meld.tiles, meld=start + i)
+        for i, meld in enumerate(melds)
     )
 
 
@@ -532,7 +510,7 @@ def _lay_off(state: HandState, seat: int, action: LayOff) -> tuple[HandState, tu
         table=tuple(table),
         this_turn=dataclasses.replace(state.this_turn, laid_off=state.this_turn.laid_off + 1),
     )
-    return new, (Event("laid_off", seat, tiles=(action.tile,), meld=action.meld),)
+    return new, (Event(EventKind.LAID_OFF, seat, tiles=(action.tile,), meld=action.meld),)
 
 
 def _extend(meld: Meld, tile: Tile, end: End | None, okey: Okey, rules: RuleSet) -> Meld:
@@ -655,7 +633,7 @@ def _take_okey(
         table=tuple(table),
         this_turn=dataclasses.replace(state.this_turn, took_okey=True),
     )
-    return new, (Event("took_okey", seat, tiles=tuple(action.tiles), meld=action.meld),)
+    return new, (Event(EventKind.TOOK_OKEY, seat, tiles=tuple(action.tiles), meld=action.meld),)
 
 
 def _complete_set(meld: Meld, tiles: Sequence[Tile], okey: Okey) -> tuple[Meld, tuple[Tile, ...]]:
@@ -690,7 +668,7 @@ def _show_indicator(
     if shown is None:
         raise RuleViolation("NO_INDICATOR_TWIN", tile=face_name(twin))
     new = dataclasses.replace(state, seats=_replace_seat(state, seat, showed_indicator=True))
-    return new, (Event("showed_indicator", seat, tiles=(shown,), points=points),)
+    return new, (Event(EventKind.SHOWED_INDICATOR, seat, tiles=(shown,), points=points),)
 
 
 def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, tuple[Event, ...]]:
@@ -700,7 +678,7 @@ def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, t
     tile = action.tile
     rest = _take_from_rack(me.rack, [tile])
     _check_taken_discard(state, me, tile, rest)
-    events: list[Event] = [Event("discarded", seat, tiles=(tile,))]
+    events: list[Event] = [Event(EventKind.DISCARDED, seat, tiles=(tile,))]
     finishing = not rest
     penalties = me.penalties
     if not finishing:
@@ -711,7 +689,7 @@ def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, t
         if len(penalties) > len(me.penalties):
             events.append(
                 Event(
-                    "penalty",
+                    EventKind.PENALTY,
                     seat,
                     tiles=(tile,),
                     points=rules.penalty_points,
@@ -766,8 +744,6 @@ def finish_of(state: HandState, seat: int, last: Tile) -> Finish:
     """How ``seat`` finishes by discarding ``last`` from ``state`` (the state before that
     discard, or the final state: neither the turn nor the opening record changes), and the
     multiplier. Scoring services check reported finishes with it."""
-    from okey101.engine.rules import OneGoFinish
-
     rules = state.rules
     me = state.seats[seat]
     with_okey = state.okey.is_wild(last)
@@ -792,8 +768,6 @@ def finish_of(state: HandState, seat: int, last: Tile) -> Finish:
 
 
 def _end_hand(state: HandState, reason: EndReason, finish: Finish | None) -> HandState:
-    from okey101.engine.scoring import score_hand
-
     result = score_hand(state, reason, finish)
     return dataclasses.replace(state, phase=Phase.ENDED, result=result, takeable=None)
 
@@ -802,7 +776,7 @@ def _end_event(state: HandState) -> Event:
     result = state.result
     assert result is not None
     return Event(
-        "hand_ended",
+        EventKind.HAND_ENDED,
         result.winner,
         detail=result.reason.value,
         points=result.finish.multiplier if result.finish else 0,
@@ -825,16 +799,12 @@ _HANDLERS: dict[type, _Handler] = {
 
 __all__ = [
     "RULES_VERSION",
-    "EndReason",
     "Event",
-    "Finish",
-    "HandResult",
+    "EventKind",
     "HandState",
     "Phase",
-    "Seat",
     "TableMeld",
     "ThisTurn",
-    "action_name",
     "apply",
     "finish_multiplier",
     "finish_of",

@@ -14,7 +14,8 @@ import dataclasses
 from dataclasses import dataclass
 
 from okey101.engine.errors import InvalidInput
-from okey101.engine.hand import SEATS, EndReason, HandResult
+from okey101.engine.hand import SEATS
+from okey101.engine.result import EndReason, HandResult
 from okey101.engine.rules import MatchEnd, RuleSet
 
 BOOMBALA_HAND_CHOICES = (1, 3, 5, 7, 9, 11)

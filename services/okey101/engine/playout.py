@@ -32,15 +32,11 @@ from okey101.engine.actions import (
 from okey101.engine.errors import OkeyError
 from okey101.engine.hand import Event, HandState, Phase, apply
 from okey101.engine.melds import MeldKind
-from okey101.engine.solver import (
-    Hand,
-    OpenedAs,
-    best_opening,
-    best_pairs,
-    least_leftover,
-    opening_value_bound,
-    quick_value_bound,
-)
+from okey101.engine.seat import OpenedAs
+from okey101.engine.solver.arrangement import Hand
+from okey101.engine.solver.bounds import quick_value_bound
+from okey101.engine.solver.openings import best_opening, least_leftover, opening_value_bound
+from okey101.engine.solver.pairs import best_pairs
 
 # How often a random player tries to take the left discard rather than draw.
 TAKE_CHANCE = 0.25

@@ -51,19 +51,10 @@ from okey101.engine.actions import (
     action_name,
 )
 from okey101.engine.errors import InvalidInput, OkeyError, RuleViolation
-from okey101.engine.hand import (
-    SEATS,
-    HandState,
-    PenaltyReason,
-    Phase,
-    Seat,
-    TableMeld,
-    apply,
-    left_of,
-)
+from okey101.engine.hand import SEATS, HandState, Phase, TableMeld, apply, left_of
 from okey101.engine.melds import make_group
 from okey101.engine.rules import RuleSet
-from okey101.engine.solver import OpenedAs
+from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
 from okey101.engine.tiles import Okey, Tile, TileAllocator, face_name, parse_face
 
 REQUIRED_KEYS = ("rules", "indicator", "turn", "phase", "racks")

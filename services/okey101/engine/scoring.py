@@ -19,22 +19,35 @@ With the stock out there is no finisher and ``m`` is 1. A void hand scores nothi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
-from okey101.engine.rules import OkeyInLosersHand
-from okey101.engine.solver import OpenedAs
-from okey101.engine.tiles import face_number
-
-if TYPE_CHECKING:
-    from okey101.engine.hand import EndReason, Finish, HandResult, HandState, Seat
+from okey101.engine.result import EndReason, Finish, HandResult
+from okey101.engine.rules import OkeyInLosersHand, RuleSet
+from okey101.engine.seat import OpenedAs, Seat
+from okey101.engine.tiles import Okey, face_number
 
 
-def seat_penalties(state: HandState, seat: Seat) -> int:
+class ScoredHand(Protocol):
+    """What scoring reads of a hand (``HandState`` is one): the rules, the okey and the
+    seats. Scoring names no more of it, so that the hand may call scoring when it ends."""
+
+    @property
+    def rules(self) -> RuleSet: ...
+
+    @property
+    def okey(self) -> Okey: ...
+
+    @property
+    def seats(self) -> Sequence[Seat]: ...
+
+
+def seat_penalties(state: ScoredHand, seat: Seat) -> int:
     """The +101s a seat was charged this hand."""
     return len(seat.penalties) * state.rules.penalty_points
 
 
-def loser_points(state: HandState, seat: Seat, multiplier: int) -> int:
+def loser_points(state: ScoredHand, seat: Seat, multiplier: int) -> int:
     """What a seat that did not finish scores from its hand (penalties not included)."""
     rules = state.rules
     okey = state.okey
@@ -56,10 +69,8 @@ def loser_points(state: HandState, seat: Seat, multiplier: int) -> int:
     return points
 
 
-def score_hand(state: HandState, reason: EndReason, finish: Finish | None) -> HandResult:
+def score_hand(state: ScoredHand, reason: EndReason, finish: Finish | None) -> HandResult:
     """Each seat's points for a hand that ended for ``reason``."""
-    from okey101.engine.hand import EndReason, HandResult
-
     penalties = tuple(seat_penalties(state, seat) for seat in state.seats)
     if reason is EndReason.VOID:
         return HandResult(reason, None, (0,) * len(state.seats), (0,) * len(state.seats))

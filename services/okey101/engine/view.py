@@ -1,14 +1,11 @@
-"""What one seat may know, and the moves it may make now.
+"""What one seat may know.
 
 ``view(state, seat)`` is the only thing about a hand that leaves the engine for a player: its own
 rack, everything face up (the table, discards, the indicator, opened seats, +101s), how many tiles
 each other seat holds and how many are in the stock, never another rack or the stock's order.
 Once the hand has ended every rack is shown, as at a real table.
 
-``legal_actions(state, seat)`` lists the moves of the moment; each one applies. Openings come
-from the solver (the best runs-and-sets opening, the best pairs opening, a whole-hand finish),
-new melds from the arrangement that leaves the least in hand, and every single lay-off, okey
-take, give-back and discard.
+The moves it may make now are listed by ``engine.legal``.
 """
 
 from __future__ import annotations
@@ -16,32 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-from okey101.engine.actions import (
-    Action,
-    Discard,
-    Draw,
-    End,
-    GiveBack,
-    Group,
-    LayDown,
-    LayOff,
-    Open,
-    OpenPairs,
-    ShowIndicator,
-    TakeDiscard,
-    TakeOkey,
-)
-from okey101.engine.errors import OkeyError
-from okey101.engine.hand import HandResult, HandState, Phase, ThisTurn, apply
+from okey101.engine.hand import HandState, Phase, ThisTurn
 from okey101.engine.melds import Meld
-from okey101.engine.solver import (
-    OpenedAs,
-    best_opening,
-    best_pairs,
-    lay_down_all_but_one,
-    least_leftover,
-    playable_faces,
-)
+from okey101.engine.result import HandResult
+from okey101.engine.seat import OpenedAs
+from okey101.engine.solver.playability import playable_faces
 from okey101.engine.tiles import ALL_TILES, FACE_COUNT, Okey, Tile, copies_of
 
 
@@ -143,76 +119,3 @@ def _costly_ids(okey: Okey, playable: frozenset[int]) -> set[int]:
 
 
 _FALSE_JOKER_IDS: Final = frozenset(tile.id for tile in ALL_TILES if tile.is_false_joker)
-
-
-def _applies(state: HandState, seat: int, action: Action) -> bool:
-    try:
-        apply(state, seat, action)
-    except OkeyError:
-        return False
-    return True
-
-
-def _distinct_tiles(state: HandState, rack: tuple[Tile, ...]) -> list[Tile]:
-    seen: set[tuple[bool, int]] = set()
-    out = []
-    for tile in rack:
-        key = (state.okey.is_wild(tile), state.okey.plays_as(tile))
-        if key not in seen:
-            seen.add(key)
-            out.append(tile)
-    return out
-
-
-def legal_actions(state: HandState, seat: int) -> list[Action]:
-    """The moves ``seat`` may make now (empty when it is not its turn)."""
-    if state.ended or seat != state.turn:
-        return []
-    candidates: list[Action] = []
-    if state.phase is Phase.DRAW:
-        candidates.extend([Draw(), TakeDiscard(), ShowIndicator()])
-    else:
-        candidates.extend(_play_candidates(state, seat))
-    return [action for action in candidates if _applies(state, seat, action)]
-
-
-def _play_candidates(state: HandState, seat: int) -> list[Action]:
-    me = state.seats[seat]
-    rules = state.rules
-    hand = state.hand_of(seat)
-    out: list[Action] = [GiveBack(), ShowIndicator()]
-    taken = state.this_turn.taken if state.this_turn.taken_unopened else None
-    if me.opened_as is None:
-        opening = best_opening(hand, rules, required=taken)
-        if opening.value >= rules.opening_min_points:
-            out.append(Open(tuple(Group(meld.tiles) for meld in opening.melds)))
-        whole = lay_down_all_but_one(hand, rules)
-        if whole is not None:
-            out.append(Open(tuple(Group(meld.tiles) for meld in whole.melds)))
-        pairs = best_pairs(hand, required=taken)
-        if pairs.pair_count >= rules.opening_min_pairs:
-            out.append(OpenPairs(tuple((meld.tiles[0], meld.tiles[1]) for meld in pairs.melds)))
-    else:
-        if me.opened_as is OpenedAs.RUNS:
-            arrangement = least_leftover(hand, rules)
-            out.extend(LayDown((Group(meld.tiles),)) for meld in arrangement.melds)
-        pairs = best_pairs(hand)
-        out.extend(LayDown((Group(meld.tiles),)) for meld in pairs.melds)
-        distinct = _distinct_tiles(state, me.rack)
-        for index, item in enumerate(state.table):
-            for tile in distinct:
-                if item.meld.colour is not None and item.meld.kind.value == "run":
-                    out.append(LayOff(tile, index, End.LOW))
-                    out.append(LayOff(tile, index, End.HIGH))
-                else:
-                    out.append(LayOff(tile, index))
-            if any(item.meld.wild):
-                for tile in distinct:
-                    out.append(TakeOkey(index, (tile,)))
-                if len(item.meld.tiles) == 3:
-                    for first in distinct:
-                        for second in distinct:
-                            if first.id < second.id:
-                                out.append(TakeOkey(index, (first, second)))
-    out.extend(Discard(tile) for tile in _distinct_tiles(state, me.rack))
-    return out

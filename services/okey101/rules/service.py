@@ -22,31 +22,17 @@ from okey.v1 import common_pb2, rules_pb2, rules_pb2_grpc
 from okey101.engine.actions import Group, Open, OpenPairs
 from okey101.engine.deal import deal
 from okey101.engine.errors import InvalidInput, OkeyError
-from okey101.engine.hand import (
-    SEATS,
-    EndReason,
-    Finish,
-    HandState,
-    Phase,
-    Seat,
-    ThisTurn,
-    apply,
-    finish_multiplier,
-)
+from okey101.engine.hand import SEATS, HandState, Phase, ThisTurn, apply, finish_multiplier
 from okey101.engine.match import new_match
 from okey101.engine.melds import Meld, make_group
+from okey101.engine.result import EndReason, Finish
 from okey101.engine.rules import RuleSet
 from okey101.engine.scoring import score_hand as engine_score_hand
-from okey101.engine.solver import (
-    Arrangement,
-    Hand,
-    OpenedAs,
-    best_opening,
-    best_pairs,
-    is_playable,
-    lay_down_all_but_one,
-    playable_faces,
-)
+from okey101.engine.seat import OpenedAs, Seat
+from okey101.engine.solver.arrangement import Arrangement, Hand
+from okey101.engine.solver.openings import best_opening, lay_down_all_but_one
+from okey101.engine.solver.pairs import best_pairs
+from okey101.engine.solver.playability import is_playable, playable_faces
 from okey101.engine.tiles import ALL_TILES, TILE_COUNT, Okey, Tile, tile_by_id
 from okey101.platform import convert
 from okey101.platform.auth import Access, AccessPolicy

@@ -31,8 +31,10 @@ from sqlalchemy import and_, case, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from okey101.engine.hand import SEATS, EndReason, Finish, HandResult, PenaltyReason
+from okey101.engine.hand import SEATS
 from okey101.engine.match import MatchState
+from okey101.engine.result import EndReason, Finish, HandResult
+from okey101.engine.seat import PenaltyReason
 from okey101.platform import convert
 from okey101.platform.database import Database, insert_ignoring_conflicts
 from okey101.scoring import ratings

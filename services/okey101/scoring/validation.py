@@ -33,11 +33,12 @@ from google.protobuf.message import Message
 from okey.v1 import common_pb2, scoring_pb2
 
 from okey101.engine import hand as engine_hand
-from okey101.engine.hand import SEATS, EndReason, Finish, HandResult, HandState, PenaltyReason
+from okey101.engine.hand import SEATS, HandState
 from okey101.engine.match import MatchState, new_match, record_hand
+from okey101.engine.result import EndReason, Finish, HandResult
 from okey101.engine.rules import RuleSet
 from okey101.engine.scoring import score_hand
-from okey101.engine.solver import OpenedAs
+from okey101.engine.seat import OpenedAs, PenaltyReason
 from okey101.platform import convert
 from okey101.scoring.errors import Conflict, Invalid
 from okey101.scoring.models import ID_LENGTH

@@ -54,7 +54,7 @@ from okey.v1 import (
     table_pb2_grpc,
 )
 
-from okey101.engine.bots import fallback_decision
+from okey101.engine.bots.entry_points import fallback_decision
 from okey101.engine.errors import InvalidInput, OkeyError, RuleViolation
 from okey101.engine.fair_deal import commitment, deck_order, parse_seed
 from okey101.engine.hand import RULES_VERSION, SEATS

@@ -13,9 +13,10 @@ from typing import Any, Final
 from okey.v1 import common_pb2
 
 from okey101.engine.actions import End
-from okey101.engine.hand import EndReason, PenaltyReason, Phase
+from okey101.engine.hand import Phase
 from okey101.engine.melds import MeldKind
-from okey101.engine.solver import OpenedAs
+from okey101.engine.result import EndReason
+from okey101.engine.seat import OpenedAs, PenaltyReason
 from okey101.engine.tiles import Colour
 from okey101.platform.convert.limits import bad_field
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from okey.v1 import common_pb2
 
 from okey101.engine.errors import InvalidInput
-from okey101.engine.hand import SEATS, EndReason, Finish, HandResult, HandState
+from okey101.engine.hand import SEATS, HandState
+from okey101.engine.result import EndReason, Finish, HandResult
 from okey101.platform.convert.enums import END_REASONS, PENALTIES, end_reason_from_proto
 from okey101.platform.convert.limits import bad_field
 

@@ -12,13 +12,13 @@ from okey101.engine.errors import InvalidInput
 from okey101.engine.hand import (
     RULES_VERSION,
     SEATS,
-    HandResult,
     HandState,
     Phase,
-    Seat,
     ThisTurn,
     left_of,
 )
+from okey101.engine.result import HandResult
+from okey101.engine.seat import Seat
 from okey101.engine.tiles import Tile
 from okey101.platform.convert.enums import (
     OPENINGS,

@@ -17,14 +17,14 @@ from okey101.engine.errors import InvalidInput
 from okey101.engine.hand import (
     RULES_VERSION,
     SEATS,
-    HandResult,
     HandState,
     Phase,
     ThisTurn,
     left_of,
 )
 from okey101.engine.melds import Meld
-from okey101.engine.solver import playable_faces
+from okey101.engine.result import HandResult
+from okey101.engine.solver.playability import playable_faces
 from okey101.engine.tiles import TILE_COUNT, Okey, Tile
 from okey101.engine.view import OtherSeat, SeatView, view
 from okey101.platform.convert.enums import (

@@ -17,7 +17,7 @@ from okey.v1 import common_pb2
 
 from okey101.engine.hand import SEATS, HandState, TableMeld
 from okey101.engine.melds import Meld
-from okey101.engine.solver import playable_faces
+from okey101.engine.solver.playability import playable_faces
 from okey101.engine.tiles import ALL_TILES, FACE_COUNT, Okey, Tile
 from okey101.platform.convert.enums import MELD_KINDS, colour_to_proto
 from okey101.platform.convert.melds import meld_to_proto

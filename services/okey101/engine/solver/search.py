@@ -1,0 +1,351 @@
+"""The search over sets, with the runs' programme at its leaves.
+
+For every number where a set could be made the search tries every choice of tiles and okeys to
+put in sets there (including none); what each choice leaves of every colour is solved by the
+runs' programme, and the okeys left are shared out. ``best_runs_and_sets`` builds the melds of
+the best solution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from okey101.engine.melds import HIGH_ONE, Meld, MeldKind
+from okey101.engine.rules import RuleSet
+from okey101.engine.solver.arrangement import Arrangement, Hand, tile_id
+from okey101.engine.solver.objective import COUNT_TILES, IMPOSSIBLE, REQUIRED_BONUS
+from okey101.engine.solver.runs import colour_values, share_okeys, trace_colour
+from okey101.engine.solver.sets import SET_ROOM, SET_SPLITS, lean_set_options, set_options
+from okey101.engine.tiles import FACE_COUNT, Colour, Tile, face_of
+
+
+@dataclass(slots=True)
+class _Best:
+    value: int = IMPOSSIBLE
+    sets: tuple[tuple[int, tuple[int, ...], int], ...] = ()
+    codes: tuple[int, ...] = ()
+    okey_split: tuple[int, ...] = ()
+    required_colour: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    counts: tuple[int, ...]  # per face 0-51
+    okeys: int
+    high_one: bool
+    required_face: int  # -1: none; a face; or -2: an okey
+    # 0: an okey is worth the place it stands for (opening value); else this fixed worth
+    # (least leftover: an okey kept in hand costs 101).
+    okey_worth: int = 0
+
+
+def solve(problem: Problem, floor: int = IMPOSSIBLE) -> _Best:
+    """The best arrangement's value and how to build it.
+
+    ``floor``: the caller only cares about values above it, so the search may cut any branch
+    that cannot beat it (the answer is then exact if above ``floor``, else ``floor``).
+    """
+    counts = problem.counts
+    codes = [0, 0, 0, 0]
+    for face in range(FACE_COUNT):
+        if counts[face]:
+            codes[face // 13] += counts[face] << (2 * (face % 13))
+    required_colour = problem.required_face // 13 if problem.required_face >= 0 else -1
+    required_number = problem.required_face % 13 + 1 if problem.required_face >= 0 else 0
+
+    # Numbers where a set could be made. Where no tile there could be in a run (no okeys, no
+    # neighbours), putting as many of them as possible into sets is best: no choice to explore.
+    candidates: list[tuple[int, bool]] = []
+    for number in range(1, 14):
+        available = tuple(counts[face_of(colour, number)] for colour in range(4))
+        if sum(1 for count in available if count) + problem.okeys >= 3:
+            forced = problem.okeys == 0 and not any(
+                count and _in_reach_of_a_run(counts, colour, number, problem.high_one)
+                for colour, count in enumerate(available)
+            )
+            candidates.append((number, forced))
+    candidates.reverse()  # high numbers first: their sets are worth most
+
+    best = _Best(value=floor)
+    chosen: list[tuple[int, tuple[int, ...], int]] = []
+    high_one = problem.high_one
+    okey_worth = problem.okey_worth
+    # Without a required tile the search leaves two okey choices to the leaves, where they are
+    # cheap: an okey topping up a set already made (it earns the set's number) and a set of one
+    # tile with both okeys. With a required tile it tries every set option (a rare, small case).
+    lean = problem.required_face == -1
+
+    def tile_gain(number: int) -> int:
+        return 1 if okey_worth == COUNT_TILES else number
+
+    def okey_gain(number: int) -> int:
+        return 1 if okey_worth == COUNT_TILES else (okey_worth or number)
+
+    def record(
+        total: int,
+        codes_now: Sequence[int],
+        split: tuple[int, ...],
+        required_done: bool,
+        topped: Sequence[int] = (),
+        pair_set: tuple[int, int] | None = None,
+    ) -> None:
+        if total <= best.value:
+            return
+        sets = list(chosen)
+        for index in topped:
+            number, taken, wild = sets[index]
+            sets[index] = (number, taken, wild + 1)
+        final_codes = list(codes_now)
+        if pair_set is not None:
+            colour, number = pair_set
+            taken = tuple(1 if c == colour else 0 for c in range(4))
+            sets.append((number, taken, 2))
+            final_codes[colour] -= 1 << (2 * (number - 1))
+        best.value = total
+        best.sets = tuple(sets)
+        best.codes = tuple(final_codes)
+        best.okey_split = split
+        best.required_colour = required_colour if not required_done else -1
+
+    def leaf(codes_now: list[int], okeys_left: int, set_value: int, required_done: bool) -> None:
+        values = [
+            colour_values(
+                codes_now[colour],
+                high_one,
+                required_number if (colour == required_colour and not required_done) else 0,
+                okey_worth,
+                okeys_left,
+            )
+            for colour in range(4)
+        ]
+        # Okeys topping up sets already made, the rest shared out among the runs.
+        units: list[tuple[int, int]] = []
+        if lean and okeys_left:
+            for index, (number, taken, wild) in enumerate(chosen):
+                room = SET_ROOM[(taken, wild)]
+                units.extend((okey_gain(number), index) for _ in range(min(room, okeys_left)))
+            units.sort(reverse=True)
+        topped_gain = 0
+        for topped in range(min(okeys_left, len(units)) + 1):
+            if topped:
+                topped_gain += units[topped - 1][0]
+            run_value, split = share_okeys(values, okeys_left - topped)
+            if run_value == IMPOSSIBLE:
+                continue
+            total = set_value + topped_gain + run_value
+            if problem.required_face == -2 and (okeys_left - sum(split)) < problem.okeys:
+                total += REQUIRED_BONUS
+            record(total, codes_now, split, required_done, [i for _, i in units[:topped]])
+        if lean and okeys_left == 2:
+            # Both okeys in a set with one tile left over from the runs' colour.
+            base = sum(colour_values[0] for colour_values in values)
+            for colour in range(4):
+                code = codes_now[colour]
+                if not code:
+                    continue
+                for number in range(13, 0, -1):
+                    if not (code >> (2 * (number - 1))) & 3:
+                        continue
+                    gain = tile_gain(number) + 2 * okey_gain(number)
+                    if set_value + base + gain <= best.value:
+                        break  # lower numbers gain less still
+                    less = code - (1 << (2 * (number - 1)))
+                    without = colour_values(less, high_one, 0, okey_worth, 0)[0]
+                    total = set_value + base - values[colour][0] + without + gain
+                    split = (0, 0, 0, 0)
+                    record(total, codes_now, split, required_done, (), (colour, number))
+
+    # future_tiles[k][i]: the most real tiles sets could take at candidate i and after it with
+    # k okeys to help, as sets count them (sets at earlier numbers take no tile from later ones).
+    future_tiles = [[0] * (len(candidates) + 1) for _ in range(problem.okeys + 1)]
+    for okeys_there in range(problem.okeys + 1):
+        row = future_tiles[okeys_there]
+        for position in range(len(candidates) - 1, -1, -1):
+            later = candidates[position][0]
+            available = tuple(counts[face_of(colour, later)] for colour in range(4))
+            options = set_options(available, okeys_there)
+            most = max((sum(taken) for taken, _wild in options), default=0)
+            row[position] = row[position + 1] + most * tile_gain(later)
+
+    def bound(index: int, codes_now: list[int], okeys_left: int) -> int:
+        """At least what any leaf below can add to the sets made so far.
+
+        Runs only lose tiles further down, so the runs as the tiles stand (with every okey left)
+        bound them; a tile at a number still to come may go into a set instead, so it counts
+        again; every okey may earn a set's number instead; and a set of one tile with two okeys
+        may use a tile no run uses.
+        """
+        values = [
+            colour_values(codes_now[colour], high_one, 0, okey_worth, okeys_left)
+            for colour in range(4)
+        ]
+        # j okeys in runs, the others in sets at 13 at most (with two okeys in a set of one
+        # tile, that tile too).
+        most = 0
+        for in_runs in range(okeys_left + 1):
+            runs, _split = share_okeys(values, in_runs)
+            in_sets = okeys_left - in_runs
+            extra = in_sets * okey_gain(13) + (tile_gain(13) if in_sets == 2 else 0)
+            most = max(most, runs + extra)
+        return most + future_tiles[okeys_left][index]
+
+    def search(
+        index: int, codes_now: list[int], okeys_left: int, set_value: int, required_done: bool
+    ) -> None:
+        if index == len(candidates):
+            leaf(codes_now, okeys_left, set_value, required_done)
+            return
+        number, forced = candidates[index]
+        shift = 2 * (number - 1)
+        current = tuple((codes_now[colour] >> shift) & 3 for colour in range(4))
+        options = (lean_set_options if lean else set_options)(current, okeys_left)
+        if (
+            lean
+            and best.value > 0
+            and set_value + bound(index, codes_now, okeys_left) <= best.value
+        ):
+            return  # nothing below can beat the best found
+        skip = not (forced and options)
+        if not skip:
+            options = options[:1]
+        for taken, wild in options:
+            new_codes = [codes_now[colour] - (taken[colour] << shift) for colour in range(4)]
+            gain = sum(taken) * tile_gain(number) + wild * okey_gain(number)
+            done = required_done or (
+                number == required_number and required_colour >= 0 and taken[required_colour] > 0
+            )
+            if done and not required_done:
+                gain += REQUIRED_BONUS
+            chosen.append((number, taken, wild))
+            search(index + 1, new_codes, okeys_left - wild, set_value + gain, done)
+            chosen.pop()
+        # Sets first, then none here: good arrangements come early and the bound cuts more.
+        if skip:
+            search(index + 1, codes_now, okeys_left, set_value, required_done)
+
+    search(0, codes, problem.okeys, 0, False)
+    return best
+
+
+def _in_reach_of_a_run(counts: Sequence[int], colour: int, number: int, high_one: bool) -> bool:
+    """Whether the tile ``colour``/``number`` has the neighbours to be in a run (no okeys)."""
+
+    def has(place: int) -> bool:
+        if place == HIGH_ONE and high_one:
+            return counts[face_of(colour, 1)] > 0
+        return 1 <= place <= 13 and counts[face_of(colour, place)] > 0
+
+    places = [number] + ([HIGH_ONE] if number == 1 and high_one else [])
+    return any(
+        (has(p - 1) and (has(p - 2) or has(p + 1))) or (has(p + 1) and has(p + 2)) for p in places
+    )
+
+
+def problem_of(
+    hand: Hand, rules: RuleSet, required: Tile | None, okey_worth: int = 0
+) -> tuple[Problem, list[Tile], dict[int, list[Tile]]]:
+    okey = hand.okey
+    counts = [0] * FACE_COUNT
+    wild: list[Tile] = []
+    pools: dict[int, list[Tile]] = {}
+    for tile in sorted(hand.tiles, key=tile_id):
+        if okey.is_wild(tile):
+            wild.append(tile)
+            continue
+        face = okey.plays_as(tile)
+        counts[face] += 1
+        pools.setdefault(face, []).append(tile)
+    required_face = -1
+    if required is not None:
+        required_face = -2 if okey.is_wild(required) else okey.plays_as(required)
+        # Put the required copy first so that it is the one laid down.
+        if required_face >= 0:
+            pool = pools[required_face]
+            pool.sort(key=lambda tile: tile.id != required.id)
+        else:
+            wild.sort(key=lambda tile: tile.id != required.id)
+    problem = Problem(
+        tuple(counts), len(wild), rules.run_may_end_12_13_1, required_face, okey_worth
+    )
+    return problem, wild, pools
+
+
+def _build(
+    best: _Best,
+    problem: Problem,
+    hand: Hand,
+    rules: RuleSet,
+    wild: list[Tile],
+    pools: dict[int, list[Tile]],
+) -> Arrangement:
+    okey = hand.okey
+    pools = {face: list(tiles) for face, tiles in pools.items()}
+    wild = list(wild)
+    melds: list[Meld] = []
+    okeys_used: list[tuple[Tile, int | None]] = []
+    required_number = problem.required_face % 13 + 1 if problem.required_face >= 0 else 0
+    # Runs first, so that the required copy goes where the trace put it.
+    for colour in range(4):
+        count = best.okey_split[colour] if best.okey_split else 0
+        code = best.codes[colour]
+        if not code and not count:
+            continue
+        required_place = required_number if colour == best.required_colour else 0
+        values = colour_values(code, problem.high_one, required_place, problem.okey_worth, count)
+        if values[count] == 0:
+            continue  # no runs in this colour
+        for run in trace_colour(code, problem.high_one, required_place, problem.okey_worth, count):
+            tiles: list[Tile] = []
+            stands: list[int | None] = []
+            wilds: list[bool] = []
+            for place, is_okey in run:
+                face = face_of(colour, 1 if place == HIGH_ONE else place)
+                tiles.append(wild.pop(0) if is_okey else pools[face].pop(0))
+                stands.append(face)
+                wilds.append(is_okey)
+            # Built as the search laid it out (parsing could read it another way).
+            melds.append(
+                Meld(
+                    MeldKind.RUN,
+                    tuple(tiles),
+                    tuple(stands),
+                    run[0][0],
+                    Colour(colour),
+                    tuple(wilds),
+                )
+            )
+    for number, taken, okey_count in best.sets:
+        split = SET_SPLITS[(taken, okey_count)]
+        for colours, set_okeys in split:
+            tiles = [pools[face_of(colour, number)].pop(0) for colour in colours]
+            tiles.extend(wild.pop(0) for _ in range(set_okeys))
+            missing = [face_of(c, number) for c in range(4) if c not in colours]
+            set_stands: list[int | None] = [face_of(colour, number) for colour in colours]
+            # An okey in a set of three stands for a colour not yet decided.
+            decided = len(colours) + set_okeys == 4
+            set_stands.extend(missing[i] if decided else None for i in range(set_okeys))
+            wild_flags = (False,) * len(colours) + (True,) * set_okeys
+            melds.append(
+                Meld(MeldKind.SET, tuple(tiles), tuple(set_stands), number, None, wild_flags)
+            )
+    for meld in melds:
+        for tile, stands_for in zip(meld.tiles, meld.stands_for, strict=True):
+            if okey.is_wild(tile):
+                okeys_used.append((tile, stands_for))
+    used = {tile.id for meld in melds for tile in meld.tiles}
+    leftover = tuple(tile for tile in hand.tiles if tile.id not in used)
+    value = sum(meld.value for meld in melds)
+    return Arrangement(value, tuple(melds), leftover, tuple(okeys_used))
+
+
+def best_runs_and_sets(
+    hand: Hand, rules: RuleSet, required: Tile | None, okey_worth: int = 0
+) -> Arrangement | None:
+    problem, wild, pools = problem_of(hand, rules, required, okey_worth)
+    best = solve(problem)
+    if best.value == IMPOSSIBLE:
+        return None
+    if required is not None and best.value < REQUIRED_BONUS:
+        return None
+    return _build(best, problem, hand, rules, wild, pools)
