@@ -1,23 +1,46 @@
 """The mechanisms the services share, one copy of each in ``platform``: page tokens
-(``platform.paging``), message catalogues (``platform.messages``) and the database-outage
-wrapper (``platform.database.outage_as``). The services' own tests call them over gRPC; these
-pin what each does on its own."""
+(``platform.paging``), message catalogues (``platform.messages``), the database-outage wrapper
+(``platform.database.outage_as``), stored answers (``platform.idempotency``) and peer calls
+(``platform.peers``). The services' own tests call them over gRPC; these pin what each does on
+its own."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
+import grpc.aio
 import pytest
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+from okey.v1 import lobby_pb2
+from sqlalchemy import BigInteger, Column, LargeBinary, MetaData, String, Table, select
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from okey101.engine.errors import InvalidInput, OkeyError
 from okey101.lobby import errors as lobby_errors
 from okey101.platform import paging
-from okey101.platform.database import is_outage, outage_as
+from okey101.platform.database import Database, is_outage, outage_as, sqlite_url
 from okey101.platform.errors import InvalidArgument, PlatformError, status_code_of
+from okey101.platform.idempotency import (
+    CallKey,
+    ClaimedAnswers,
+    Once,
+    Raced,
+    RowAnswers,
+    SealedAnswers,
+    Stored,
+    StoredAnswers,
+    Unreadable,
+    fingerprint,
+)
 from okey101.platform.messages import PLATFORM, Catalogue, Catalogued
+from okey101.platform.peers import UNREACHABLE, PeerError, call_peer
 from okey101.scoring import errors as scoring_errors
 from okey101.table import errors as table_errors
 
@@ -166,3 +189,224 @@ def test_anything_else_passes_unchanged(failure: Exception) -> None:
 def test_no_log_is_asked_for_unless_given() -> None:
     with pytest.raises(table_errors.NotReady), outage_as(table_errors.NotReady):
         raise OperationalError("SELECT 1", {}, Exception("down"))
+
+
+# --------------------------------------------------------------------------------------------
+# Stored answers
+
+_TABLES = MetaData()
+SEALED = Table(
+    "sealed_answers",
+    _TABLES,
+    Column("request_key", String(64), primary_key=True),
+    Column("method", String(64), nullable=False),
+    Column("payload", LargeBinary, nullable=True),
+    Column("created_us", BigInteger, nullable=False),
+)
+ROWS = Table(
+    "hands_with_answers",
+    _TABLES,
+    Column("hand_id", String(64), primary_key=True),
+    Column("content_hash", String(64), nullable=True),
+    Column("response", LargeBinary, nullable=True),
+)
+
+
+class Refused(Exception):
+    """The mismatch of these tests: the key answered a different request."""
+
+
+def with_database(tmp_path: Path, test: Callable[[Database], Awaitable[None]]) -> None:
+    async def scenario() -> None:
+        database = Database(sqlite_url(tmp_path / "answers.db"))
+        try:
+            async with database.write() as session:
+                await session.run_sync(_TABLES.create_all)
+            await test(database)
+        finally:
+            await database.dispose()
+
+    asyncio.run(asyncio.wait_for(scenario(), timeout=20))
+
+
+def test_a_fingerprint_leaves_out_the_request_id_the_locale_and_what_is_cleared() -> None:
+    login = lobby_pb2.LoginAccountRequest(request_id="a", username="ali", password="secret")
+    again = lobby_pb2.LoginAccountRequest(
+        request_id="b", username="ali", password="other", locale="tr"
+    )
+    assert fingerprint(login) != fingerprint(again)  # the password counts by default
+    cleared = {"request_id", "locale", "password"}
+    assert fingerprint(login, cleared=cleared) == fingerprint(again, cleared=cleared)
+    assert fingerprint(login, cleared=cleared) != fingerprint(login, cleared=cleared, extra="x")
+    assert len(fingerprint(login)) == 32
+
+
+def test_a_claimed_key_answers_its_retry_and_refuses_another_request(tmp_path: Path) -> None:
+    store = SealedAnswers(SEALED, namespace="test-requests", salt=b"test/1")
+    answers = ClaimedAnswers[CallKey](store, lambda key: Refused(key.request_id))
+    first = lobby_pb2.LogoutRequest(request_id="r-1", refresh_token="rt1.a.b")
+    call = Once.of("Logout", "refresh:a", first, lobby_pb2.LogoutResponse)
+    answer = lobby_pb2.LogoutResponse(revoked=3)
+
+    async def test(database: Database) -> None:
+        async def claim_and_answer(session: AsyncConnection) -> Any:
+            stored = await answers.claim(session, call)
+            if stored is None:
+                await answers.remember(session, call, answer)
+            return stored
+
+        assert await database.transaction(claim_and_answer) is None  # the first: made
+        assert await database.transaction(claim_and_answer) == answer  # the retry: answered
+        async with database.read() as session:
+            assert await answers.recall(session, call) == answer
+            payload = (await session.execute(select(SEALED.c.payload))).scalar_one()
+        assert answer.SerializeToString() not in payload  # sealed, not in the clear
+        with pytest.raises(Unreadable):
+            store.unseal(CallKey("Logout", "refresh:a", "r-2"), payload)
+        # The same request id for a different request is the mismatch.
+        other = Once.of(
+            "Logout",
+            "refresh:a",
+            lobby_pb2.LogoutRequest(request_id="r-1", all_sessions=True),
+            lobby_pb2.LogoutResponse,
+        )
+        with pytest.raises(Refused):
+            await database.transaction(lambda session: answers.claim(session, other))
+        # The first stored answer wins; a forgotten key is new again.
+        kept = await database.transaction(
+            lambda session: answers.settle(session, call, lobby_pb2.LogoutResponse(revoked=9))
+        )
+        assert kept == answer
+        await database.transaction(lambda session: store.forget(session, call.key))
+        assert await database.transaction(claim_and_answer) is None
+
+    with_database(tmp_path, test)
+
+
+def test_a_claimed_key_with_no_answer_is_not_an_answer(tmp_path: Path) -> None:
+    """A key claimed by a change that stored no answer (a rate limit's mark, a refused refresh
+    that revoked a login): a retry is made again, not answered."""
+    store = SealedAnswers(SEALED, namespace="test-requests", salt=b"test/1")
+    answers = ClaimedAnswers[CallKey](store, lambda key: Refused(key.request_id))
+    call = Once.of(
+        "Logout", "refresh:a", lobby_pb2.LogoutRequest(request_id="r"), lobby_pb2.LogoutResponse
+    )
+
+    async def test(database: Database) -> None:
+        assert await database.transaction(lambda session: answers.claim(session, call)) is None
+        assert await database.transaction(lambda session: answers.claim(session, call)) is None
+        assert not await database.transaction(lambda session: store.claim(session, call.key))
+
+    with_database(tmp_path, test)
+
+
+def test_an_answer_kept_on_the_changes_row_is_given_once_made(tmp_path: Path) -> None:
+    """Scoring's variant: keyed by the hand id whatever the request id; a change that lost a
+    race reads the winner's answer."""
+    store = RowAnswers(ROWS.c.hand_id, ROWS.c.content_hash, ROWS.c.response)
+    answers = StoredAnswers[str](store, Refused)
+    request = lobby_pb2.LogoutRequest(request_id="d-1", refresh_token="x")
+    call = Once("h-1", fingerprint(request), lobby_pb2.LogoutResponse)
+    answer = lobby_pb2.LogoutResponse(revoked=1)
+    changes: list[str] = []
+
+    async def change(session: AsyncConnection) -> tuple[lobby_pb2.LogoutResponse, bool]:
+        changes.append("made")
+        stored = Stored(call.asked, answer.SerializeToString(deterministic=True))
+        await session.execute(ROWS.insert().values(hand_id="h-1", **store.columns(stored)))
+        return answer, True
+
+    async def lost(session: AsyncConnection) -> tuple[lobby_pb2.LogoutResponse, bool]:
+        raise Raced()
+
+    async def test(database: Database) -> None:
+        assert await answers.answer_once(database, call, change) == (answer, True)
+        assert await answers.answer_once(database, call, change) == (answer, False)
+        assert changes == ["made"]
+        async with database.read() as session:
+            row = (await session.execute(select(ROWS))).one()
+            assert call.asked is not None and row.content_hash == call.asked.hex()
+            # The verdict alone, on what a caller read itself.
+            assert answers.replay(call, store.stored_of(row)) == answer
+        redelivered = Once("h-1", fingerprint(request), lobby_pb2.LogoutResponse)
+        assert await answers.answer_once(database, redelivered, lost) == (answer, False)
+        different = Once("h-1", fingerprint(lobby_pb2.LogoutRequest()), lobby_pb2.LogoutResponse)
+        with pytest.raises(Refused):
+            await answers.answer_once(database, different, change)
+        # Nothing to match (the table's CreateTable names no table): any stored answer is it.
+        unchecked = Once("h-1", None, lobby_pb2.LogoutResponse)
+        assert answers.replay(unchecked, store.stored_of(row)) == answer
+        assert answers.replay(unchecked, None) is None
+
+    with_database(tmp_path, test)
+
+
+# --------------------------------------------------------------------------------------------
+# Peer calls
+
+
+def _rpc_error(code: grpc.StatusCode, reason: str = "", **params: str) -> grpc.aio.AioRpcError:
+    trailing: tuple[tuple[str, str | bytes], ...] = ()
+    if reason:
+        info = error_details_pb2.ErrorInfo(reason=reason, domain="okey101", metadata=params)
+        detail = any_pb2.Any()
+        detail.Pack(info)
+        status = status_pb2.Status(code=code.value[0], message="no", details=[detail])
+        trailing = (("grpc-status-details-bin", status.SerializeToString()),)
+    return grpc.aio.AioRpcError(
+        code, grpc.aio.Metadata(), grpc.aio.Metadata(*trailing), details="no"
+    )
+
+
+def _peer(error: grpc.aio.AioRpcError) -> Callable[..., Awaitable[Any]]:
+    async def method(request: Any, *, metadata: Any, timeout: float) -> Any:
+        raise error
+
+    return method
+
+
+class PeerAway(Exception):
+    """The caller's UNAVAILABLE of these tests."""
+
+
+@pytest.mark.parametrize("code", sorted(UNREACHABLE, key=lambda code: code.name))
+def test_a_peer_that_gives_no_verdict_is_the_callers_unavailable(code: grpc.StatusCode) -> None:
+    """UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and RESOURCE_EXHAUSTED: retry later."""
+    assert code in {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.CANCELLED,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+    }
+    call = call_peer(
+        _peer(_rpc_error(code, "RATE_LIMITED")),
+        None,
+        metadata=(),
+        timeout=1.0,
+        unavailable=PeerAway,
+    )
+    with pytest.raises(PeerAway):
+        asyncio.run(call)
+
+
+@pytest.mark.parametrize(
+    ("code", "rebuilt"),
+    [
+        (grpc.StatusCode.INVALID_ARGUMENT, "InvalidInput"),
+        (grpc.StatusCode.FAILED_PRECONDITION, "RuleViolation"),
+        (grpc.StatusCode.NOT_FOUND, None),
+        (grpc.StatusCode.PERMISSION_DENIED, None),
+    ],
+)
+def test_any_other_status_is_the_peers_answer(code: grpc.StatusCode, rebuilt: str | None) -> None:
+    error = _rpc_error(code, "SEAT_TAKEN", seat="2")
+    call = call_peer(_peer(error), None, metadata=(), timeout=1.0, unavailable=PeerAway)
+    with pytest.raises(PeerError) as raised:
+        asyncio.run(call)
+    refusal = raised.value
+    assert (refusal.code, refusal.reason, refusal.params) == (code, "SEAT_TAKEN", {"seat": "2"})
+    assert [key for key, _ in refusal.trailing] == ["grpc-status-details-bin"]
+    again = refusal.rebuilt()
+    assert (type(again).__name__ if again else None) == rebuilt
+    if again is not None:
+        assert (again.code, again.params) == ("SEAT_TAKEN", {"seat": "2"})
