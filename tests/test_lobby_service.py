@@ -39,10 +39,14 @@ from okey.v1 import common_pb2, lobby_pb2, lobby_pb2_grpc
 from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
 
-from okey101.lobby import Limits, Lobby, Options, start_lobby
+from okey101.lobby import Limits, Lobby, Options, answers, start_lobby
+from okey101.lobby.convert import created_tournament_answer
 from okey101.lobby.errors import CATALOGUE
+from okey101.lobby.limits import RateLimit
 from okey101.lobby.models import metadata, players, queue, refresh_tokens, requests
-from okey101.lobby.repository import LeaseLost, LobbyRepository, Once, RateLimit
+from okey101.lobby.quick_match import QuickMatchQueue
+from okey101.lobby.records import LeaseLost, PlayerRow
+from okey101.lobby.tournaments import NewTournament, Tournaments
 from okey101.platform.auth import (
     JwksVerifier,
     SigningKey,
@@ -848,10 +852,7 @@ def test_two_claimers_on_postgresql_take_disjoint_groups() -> None:
             database = Database(url)
             try:
                 await database.migrate("lobby")
-                repository = LobbyRepository(
-                    database, lambda _: None,  # type: ignore[arg-type, return-value]
-                    refresh_seconds=60, lease_seconds=5,
-                )  # fmt: skip
+                tickets = QuickMatchQueue(database)
                 now = int(time.time() * 1_000_000)
                 async with database.write() as session:
                     for index in range(8):
@@ -873,7 +874,7 @@ def test_two_claimers_on_postgresql_take_disjoint_groups() -> None:
 
                 async def first() -> list[str]:
                     async with database.write() as session:
-                        group = await repository.claim_group(session, "oyna")
+                        group = await tickets.claim_group(session, "oyna")
                         claimed.set()
                         await release.wait()
                         return [ticket.ticket_id for ticket in group]
@@ -881,7 +882,7 @@ def test_two_claimers_on_postgresql_take_disjoint_groups() -> None:
                 async def second() -> list[str]:
                     await claimed.wait()
                     async with database.write() as session:
-                        group = await repository.claim_group(session, "oyna")
+                        group = await tickets.claim_group(session, "oyna")
                         release.set()
                         return [ticket.ticket_id for ticket in group]
 
@@ -1032,24 +1033,29 @@ def test_one_pod_holds_a_tournament_lease_until_it_expires(
         try:
             await database.migrate("lobby")
 
-            def repository() -> LobbyRepository:
-                return LobbyRepository(
-                    database, lambda _: None,  # type: ignore[arg-type, return-value]
-                    refresh_seconds=60, lease_seconds=0.5,
-                )  # fmt: skip
-
-            one, two = repository(), repository()
-            tid = await one.create_tournament(
-                lobby_pb2.CreateTournamentRequest(request_id="c", name="Cup", max_players=8),
-                "service:test", "", "oyna",
+            one = Tournaments(database, lease_seconds=0.5)
+            two = Tournaments(database, lease_seconds=0.5)
+            create = lobby_pb2.CreateTournamentRequest(request_id="c", name="Cup", max_players=8)
+            created = await one.create(
+                NewTournament(
+                    name="Cup", rules=b"", preset="oyna", max_players=8, advance_per_table=1,
+                    planned_rounds=0, bot_level=0, creator_player_id="",
+                ),
+                answers.once(
+                    "CreateTournament", "service:test", create,
+                    lobby_pb2.CreateTournamentResponse,
+                ),
+                created_tournament_answer,
             )  # fmt: skip
+            tid = created.tournament.tournament_id
             for index in range(5):
                 player = await _player(database, f"p{index}")
                 await one.register(tid, player)
-            once = Once.of(
+            once = answers.once(
                 "StartTournament",
                 "service:test",
                 lobby_pb2.StartTournamentRequest(request_id="s", tournament_id=tid),
+                lobby_pb2.StartTournamentResponse,
             )
 
             def respond(row: Any) -> lobby_pb2.StartTournamentResponse:
@@ -1059,12 +1065,11 @@ def test_one_pod_holds_a_tournament_lease_until_it_expires(
                     )
                 )
 
-            kind = lobby_pb2.StartTournamentResponse
-            started = await one.start_tournament(tid, None, 2, once, kind, respond)
+            started = await one.start(tid, None, 2, once, respond)
             assert started.tournament.current_round == 1
             # The answer was stored with the start: a retry (here from another pod, as after a
             # pod died before answering) gets it, not TOURNAMENT_NOT_REGISTERING.
-            assert await two.start_tournament(tid, None, 2, once, kind, respond) == started
+            assert await two.start(tid, None, 2, once, respond) == started
             assert await one.acquire_lease(tid, "pod-a")
             assert not await two.acquire_lease(tid, "pod-b")
             assert await one.acquire_lease(tid, "pod-a")  # a renewal
@@ -1090,8 +1095,6 @@ def test_one_pod_holds_a_tournament_lease_until_it_expires(
 
 
 async def _player(database: Database, player_id: str) -> Any:
-    from okey101.lobby.repository import PlayerRow
-
     row = PlayerRow(player_id, "guest", player_id.upper(), None, None, None, None, 1)
     async with database.write() as session:
         await session.execute(players.insert().values(**row.__dict__))

@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from okey101.lobby.tournaments import (
+from okey101.lobby.bracket import (
     BOT,
     Entry,
     MatchLine,

@@ -6,29 +6,27 @@ a quick match, the tournament's round and table for a tournament. A lobby pod th
 and the pod that repeats the work therefore send the same request ids, and the table answers the
 repeat with its first answer instead of making a second table or a second move.
 
-An error the table gives (SEAT_TAKEN, BAD_RULE_VALUE, TABLE_NOT_FOUND, ...) reaches the lobby's
-caller as it is (``PeerError``: the same status, ErrorInfo and sentence, in the language the lobby
-passed on); a peer that cannot be reached is UNAVAILABLE ``PEER_UNAVAILABLE`` (retry).
+Which answers are the peer's and which mean "not now" is ``platform.peers``' one rule: an error
+the table gives (SEAT_TAKEN, BAD_RULE_VALUE, TABLE_NOT_FOUND, ...) reaches the lobby's caller as it
+is (``PeerError``, passed on by ``platform.peers.forward``: the same status, ErrorInfo and
+sentence, in the language the lobby passed on); a peer that gives no verdict (UNAVAILABLE,
+DEADLINE_EXCEEDED, CANCELLED, RESOURCE_EXHAUSTED) is the lobby's UNAVAILABLE ``PEER_UNAVAILABLE``
+(retry).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from typing import Any, Final
 
-import grpc
-import grpc.aio
 from okey.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc, table_pb2, table_pb2_grpc
 
 from okey101.lobby.errors import NotReady
 from okey101.platform.clients import Peers
+from okey101.platform.peers import call_peer
 
 #: How long one call to a peer may take.
 CALL_TIMEOUT: Final = 10.0
-_UNREACHABLE: Final = frozenset(
-    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
-)
 
 
 def derived_request_id(*parts: object) -> str:
@@ -37,41 +35,14 @@ def derived_request_id(*parts: object) -> str:
     return "lobby-" + hashlib.sha256(text.encode()).hexdigest()[:48]
 
 
-class PeerError(Exception):
-    """A peer's definitive error, to be passed on to the lobby's caller as it is."""
-
-    def __init__(self, error: grpc.aio.AioRpcError) -> None:
-        super().__init__(error.details())
-        self.code = error.code()
-        self.details = error.details() or ""
-        self.trailing: tuple[tuple[str, str | bytes], ...] = tuple(
-            (key, value)
-            for key, value in (error.trailing_metadata() or ())
-            if key == "grpc-status-details-bin"
-        )
-        self.reason = _reason(self.trailing)
-
-
-def _reason(trailing: Sequence[tuple[str, str | bytes]]) -> str:
-    from google.rpc import error_details_pb2, status_pb2
-
-    for key, value in trailing:
-        if key == "grpc-status-details-bin" and isinstance(value, bytes):
-            status = status_pb2.Status.FromString(value)
-            for detail in status.details:
-                info = error_details_pb2.ErrorInfo()
-                if detail.Unpack(info):
-                    return info.reason
-    return ""
-
-
 async def _call(service: str, method: Any, request: Any, metadata: Any) -> Any:
-    try:
-        return await method(request, metadata=metadata, timeout=CALL_TIMEOUT)
-    except grpc.aio.AioRpcError as error:
-        if error.code() in _UNREACHABLE:
-            raise NotReady("PEER_UNAVAILABLE", service=service) from None
-        raise PeerError(error) from None
+    return await call_peer(
+        method,
+        request,
+        metadata=metadata,
+        timeout=CALL_TIMEOUT,
+        unavailable=lambda: NotReady("PEER_UNAVAILABLE", service=service),
+    )
 
 
 class TableClient:
@@ -162,7 +133,6 @@ class ScoringClient:
 
 __all__ = [
     "CALL_TIMEOUT",
-    "PeerError",
     "ScoringClient",
     "TableClient",
     "derived_request_id",

@@ -44,23 +44,24 @@ from okey.v1 import common_pb2, table_pb2
 from prometheus_client import Counter, Gauge, Histogram
 
 from okey101.engine.errors import OkeyError
-from okey101.lobby import tournaments as bracket
-from okey101.lobby.peers import PeerError, ScoringClient, TableClient, derived_request_id
-from okey101.lobby.repository import (
+from okey101.lobby import bracket
+from okey101.lobby.convert import PRESETS, table_entry
+from okey101.lobby.peers import ScoringClient, TableClient, derived_request_id
+from okey101.lobby.records import (
     FINISHED,
     PLANNED,
-    PRESETS,
     RUNNING,
     STARTED,
     US,
     LeaseLost,
-    LobbyRepository,
     RoundTable,
     Ticket,
     TournamentRow,
     now_us,
 )
+from okey101.lobby.repository import LobbyRepository
 from okey101.platform.logs import get_logger
+from okey101.platform.peers import PeerError
 
 _log = get_logger(service="lobby")
 
@@ -102,15 +103,15 @@ async def host_table_calls(
     finisher) repeats nothing. A refusal ends the hosting (nothing more is owed) and is raised."""
     try:
         created = await tables.create(create)
-        await repository.record_table(
-            created, source="hosted", host_player_id=create.host_player_id
+        await repository.directory.record(
+            table_entry(created, source="hosted", host_player_id=create.host_player_id)
         )
         seat = table_pb2.SitRequest()
         seat.CopyFrom(sit)
         seat.table_id = created.table_id
         sat = await tables.sit(seat)
     except PeerError:
-        await repository.end_hosting(create.request_id)
+        await repository.hostings.end(create.request_id)
         raise
     return created, sat
 
@@ -142,9 +143,9 @@ class HostingFinisher:
     async def finish_all(self) -> int:
         """Finish what can be finished now; how many were."""
         finished = 0
-        for create, sit in await self._repository.unfinished_hostings(
-            now_us() - self._after_us, 20
-        ):
+        for hosting in await self._repository.hostings.unfinished(now_us() - self._after_us, 20):
+            create = table_pb2.CreateTableRequest.FromString(hosting.create_request)
+            sit = table_pb2.SitRequest.FromString(hosting.sit_request)
             try:
                 created, _sat = await host_table_calls(self._repository, self._tables, create, sit)
             except OkeyError as error:
@@ -153,7 +154,7 @@ class HostingFinisher:
             except PeerError as error:
                 _log.warning("hosting refused by the table service", reason=error.reason)
                 continue
-            await self._repository.end_hosting(create.request_id)
+            await self._repository.hostings.end(create.request_id)
             finished += 1
             _log.info("hosting finished", table_id=created.table_id)
         return finished
@@ -192,7 +193,7 @@ class Matchmaker:
     async def match_all(self) -> int:
         """Start every table whose group is ready; how many were started."""
         started = 0
-        for preset in await self._repository.ready_presets():
+        for preset in await self._repository.queue.ready_presets():
             while await self.match_one(preset):
                 started += 1
         return started
@@ -200,15 +201,17 @@ class Matchmaker:
     async def match_one(self, preset: str) -> bool:
         """One table from ``preset``'s queue if a group is ready (module docstring)."""
         async with self._repository.database.write() as session:
-            group = await self._repository.claim_group(session, preset)
+            group = await self._repository.queue.claim_group(session, preset)
             if not group:
                 return False
             if len(group) < bracket.SEATS and group[0].bots_fill_us > now_us():
                 return False
             table = await self._start(preset, group)
             seated = [(ticket, seat) for seat, ticket in enumerate(group)]
-            await self._repository.mark_matched(session, seated, table.table_id)
-            await self._repository.record_table(table, source="quick_match", session=session)
+            await self._repository.queue.mark_matched(session, seated, table.table_id)
+            await self._repository.directory.record(
+                table_entry(table, source="quick_match"), session=session
+            )
         bots = "yes" if len(group) < bracket.SEATS else "no"
         QUICK_MATCHES.labels(preset, bots).inc()
         now = now_us()
@@ -293,16 +296,16 @@ class TournamentDriver:
     async def release(self) -> None:
         """Give up every lease (a graceful stop)."""
         with contextlib.suppress(Exception):
-            await self._repository.release_leases(self.holder)
+            await self._repository.tournaments.release_leases(self.holder)
 
     async def tick(self) -> None:
         held: set[str] = set()
-        for tournament_id in await self._repository.running_tournaments():
-            if not await self._repository.acquire_lease(tournament_id, self.holder):
+        for tournament_id in await self._repository.tournaments.running():
+            if not await self._repository.tournaments.acquire_lease(tournament_id, self.holder):
                 continue
             held.add(tournament_id)
             if tournament_id not in self._held:
-                lease = await self._repository.lease(tournament_id)
+                lease = await self._repository.tournaments.lease(tournament_id)
                 if lease is not None and lease[2] > 1:
                     TAKEOVERS.inc()
                 _log.info(
@@ -327,21 +330,21 @@ class TournamentDriver:
 
     async def step(self, tournament_id: str) -> None:
         """Everything that can be done for the tournament now (module docstring)."""
-        tournament = await self._repository.tournament(tournament_id)
+        tournament = await self._repository.tournaments.get(tournament_id)
         if tournament.state != RUNNING:
             return
         number = tournament.current_round
         rows = await self._round(tournament_id, number)
         if not rows:
-            await self._repository.plan_round(tournament_id, number, self.holder)
+            await self._repository.tournaments.plan_round(tournament_id, number, self.holder)
             rows = await self._round(tournament_id, number)
         names = {
-            row.player_id: row.display_name
-            for _, row in await self._repository.entries(tournament_id)
+            entrant.entry.player_id: entrant.display_name
+            for entrant in await self._repository.tournaments.entrants(tournament_id)
         }
         registrations = {
-            entry.player_id: entry.registration
-            for entry, _ in await self._repository.entries(tournament_id)
+            entrant.entry.player_id: entrant.entry.registration
+            for entrant in await self._repository.tournaments.entrants(tournament_id)
         }
         for row in rows:
             if row.state == PLANNED:
@@ -356,7 +359,9 @@ class TournamentDriver:
                     await self._record(row, state, registrations)
             rows = await self._round(tournament_id, number)
         if rows and all(row.state == FINISHED for row in rows):
-            finished = await self._repository.complete_round(tournament_id, number, self.holder)
+            finished = await self._repository.tournaments.complete_round(
+                tournament_id, number, self.holder
+            )
             TOURNAMENT_ROUNDS.inc()
             _log.info(
                 "tournament round completed",
@@ -367,7 +372,9 @@ class TournamentDriver:
 
     async def _round(self, tournament_id: str, number: int) -> list[RoundTable]:
         return [
-            row for row in await self._repository.round_tables(tournament_id) if row.round == number
+            row
+            for row in await self._repository.tournaments.round_tables(tournament_id)
+            if row.round == number
         ]
 
     async def _start_table(
@@ -413,8 +420,10 @@ class TournamentDriver:
                 bot_level=tournament.bot_level,  # type: ignore[arg-type]
             )
         )
-        await self._repository.record_table(started, source="tournament")
-        await self._repository.table_started(row, started.table_id, started.match_id, self.holder)
+        await self._repository.directory.record(table_entry(started, source="tournament"))
+        await self._repository.tournaments.table_started(
+            row, started.table_id, started.match_id, self.holder
+        )
 
     async def _ended_tables(self, tournament_id: str) -> dict[str, int]:
         """The tournament's tables whose match has ended or that were closed: their states."""
@@ -472,7 +481,7 @@ class TournamentDriver:
                 bracket.MatchLine(player, registrations.get(player, 0), False, 0, 0, 0)
                 for _, player in players
             ]
-        await self._repository.table_finished(row, lines, self.holder)
+        await self._repository.tournaments.table_finished(row, lines, self.holder)
 
 
 __all__ = ["HostingFinisher", "Matchmaker", "TournamentDriver", "host_table_calls", "pod_name"]

@@ -1,0 +1,152 @@
+"""What every LobbyService RPC shares: the servicer's stores and peers (``LobbyCalls``), the
+answer wrapper (``_answer``: the request's language, SERVICE_STARTING until migrated, a database
+outage as DATABASE_UNAVAILABLE, a coded error as its status, a peer's error passed on as the peer
+gave it), rate-limit counting (``_counted``) and the calling player (``_caller``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, NoReturn, TypeVar
+
+from grpc_status import rpc_status
+from prometheus_client import Counter
+from sqlalchemy.exc import DBAPIError
+
+from okey101.engine.errors import OkeyError
+from okey101.lobby.credentials import Passwords
+from okey101.lobby.errors import Denied, Limited, Missing, NotReady, status_of
+from okey101.lobby.limits import Limits, RateLimit
+from okey101.lobby.peers import ScoringClient, TableClient
+from okey101.lobby.records import AccessToken, PlayerRow
+from okey101.lobby.repository import LobbyRepository
+from okey101.lobby.workers import Matchmaker
+from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, require_claims
+from okey101.platform.clients import Peers
+from okey101.platform.config import ConfigError
+from okey101.platform.database import Database, outage_as
+from okey101.platform.errors import Language, request_language
+from okey101.platform.handlers import Context
+from okey101.platform.logs import get_logger
+from okey101.platform.peers import PeerError, forward
+
+NAME: Final = "lobby"
+
+RATE_LIMITED: Final = Counter(
+    "okey_lobby_rate_limited_total", "Calls refused by a rate limit, by action.", ("action",)
+)
+
+log = get_logger(service=NAME)
+_R = TypeVar("_R")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What tests (and ``Settings``) tune."""
+
+    access_token_seconds: float = 900.0
+    quick_match_wait_seconds: float = 30.0
+    limits: Limits = field(default_factory=Limits)
+
+
+class LobbyCalls:
+    """The state and helpers every group of RPCs uses (module docstring)."""
+
+    def __init__(
+        self,
+        database: Database,
+        signing_key: SigningKey,
+        *,
+        published: Mapping[str, Any],
+        verifier: JwksVerifier,
+        peers: Peers,
+        options: Options,
+        refresh_token_seconds: float,
+        lease_seconds: float,
+        passwords: Passwords | None = None,
+    ) -> None:
+        issuer = TokenIssuer(signing_key)
+        ttl = options.access_token_seconds
+
+        def issue(player_id: str) -> AccessToken:
+            now = time.time()
+            return AccessToken(
+                issuer.issue(player_id, "player", ttl_seconds=ttl, now=now), now + ttl
+            )
+
+        self.database = database
+        self.repository = LobbyRepository(
+            database, issue, refresh_seconds=refresh_token_seconds, lease_seconds=lease_seconds
+        )
+        self.published = published
+        self.verifier = verifier
+        self.tables = TableClient(peers)
+        self.scoring = ScoringClient(peers)
+        self.options = options
+        self.passwords = passwords or Passwords()
+        self.matchmaker = Matchmaker(self.repository, self.tables)
+        self.ready = False
+
+    async def prepare(self) -> None:
+        """Migrate the database to the service's latest schema; calls are served from then."""
+        try:
+            await self.database.migrate(NAME)
+        except (OSError, DBAPIError) as error:
+            raise ConfigError(f"cannot migrate the {NAME} database: {error}") from None
+        self.ready = True
+
+    async def _answer(
+        self, request: object, context: Context, work: Callable[[], Awaitable[_R]]
+    ) -> _R:
+        language = request_language(request, context.invocation_metadata())
+        try:
+            if not self.ready:
+                raise NotReady("SERVICE_STARTING")
+            with outage_as(NotReady, log=log):
+                return await work()
+        except OkeyError as error:
+            await _abort(context, error, language)
+        except PeerError as error:
+            await forward(context, error)
+
+    @contextlib.asynccontextmanager
+    async def _counted(
+        self, action: str, subject: str, limit: RateLimit, request_id: str
+    ) -> AsyncIterator[None]:
+        """The block, its request counted against ``limit`` first (RATE_LIMITED over it), once
+        per request id: a retry after UNAVAILABLE, or of a call whose answer was lost, is not
+        counted again. A refusal (any other error) makes the request id count again if it is
+        sent again: a login refused for its password, sent again with another, is a new guess."""
+        retry_after = await self.repository.limits.hit(action, subject, limit, request_id)
+        if retry_after is not None:
+            RATE_LIMITED.labels(action).inc()
+            raise Limited("RATE_LIMITED", retry_after_ms=retry_after, action=action)
+        try:
+            yield
+        except (OkeyError, PeerError) as error:
+            if not isinstance(error, NotReady):
+                await self.repository.limits.uncount(action, subject, request_id)
+            raise
+
+    async def _caller(self) -> PlayerRow:
+        """The player whose token the call carries."""
+        claims = require_claims()
+        if claims.kind != "player":
+            raise Denied("PLAYER_TOKEN_REQUIRED")
+        player = await self.repository.accounts.player(claims.subject)
+        if player is None:
+            raise Missing("PLAYER_NOT_FOUND", player_id=claims.subject)
+        return player
+
+
+async def _abort(context: Context, error: OkeyError, language: Language) -> NoReturn:
+    """End the call with the lobby's status for ``error``."""
+    status = rpc_status.to_status(status_of(error, language))
+    await context.abort(status.code, status.details, status.trailing_metadata)
+    raise AssertionError("abort returned")
+
+
+__all__ = ["NAME", "LobbyCalls", "Options", "log"]

@@ -1,0 +1,202 @@
+"""LobbyService's tables: BrowseTables, HostTable, JoinTable, LeaveTable, each made of calls to
+the table service with request ids derived from the caller's (docs/lobby.md, Tables)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from okey.v1 import common_pb2, lobby_pb2, table_pb2
+
+from okey101.lobby import answers, bracket
+from okey101.lobby.answers import check_request_id
+from okey101.lobby.errors import Invalid, Missing
+from okey101.lobby.peers import derived_request_id
+from okey101.lobby.rpc import checks
+from okey101.lobby.rpc.base import LobbyCalls
+from okey101.lobby.workers import host_table_calls
+from okey101.platform import paging
+from okey101.platform.handlers import Context
+
+#: BrowseTables' page size (default, maximum) from lobby.proto.
+TABLES_PAGE: Final = (50, 200)
+
+
+class TableCalls(LobbyCalls):
+    """Tables (module docstring)."""
+
+    async def BrowseTables(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.BrowseTablesRequest, context: Context
+    ) -> lobby_pb2.BrowseTablesResponse:
+        async def work() -> lobby_pb2.BrowseTablesResponse:
+            checks.enum_value(request.preset, checks.PRESET_VALUES, "preset")
+            states = list(request.states) or [
+                common_pb2.TABLE_STATE_WAITING,
+                common_pb2.TABLE_STATE_PLAYING,
+            ]
+            for state in states:
+                checks.enum_value(state, checks.TABLE_STATES, "states")
+            size = paging.page_size(
+                request.page_size, default=TABLES_PAGE[0], maximum=TABLES_PAGE[1]
+            )
+            bound = paging.fingerprint("tables", request.preset, *request.states)
+            after = paging.decode_token(request.page_token, bound, (int, str))
+            index, token = (0, "") if after is None else (int(after[0]), str(after[1]))
+            if not 0 <= index < len(states):
+                raise Invalid("PAGE_TOKEN_INVALID")
+            answer = lobby_pb2.BrowseTablesResponse()
+            while len(answer.tables) < size:
+                page = await self.tables.list(
+                    table_pb2.ListTablesRequest(
+                        preset=request.preset,
+                        states=[states[index]],
+                        visibility=common_pb2.TABLE_VISIBILITY_PUBLIC,
+                        page_size=size - len(answer.tables),
+                        page_token=token,
+                        locale=request.locale,
+                    )
+                )
+                for table in page.tables:
+                    table.invite_code = ""
+                    answer.tables.append(table)
+                token = page.next_page_token
+                if not token:
+                    index += 1
+                    if index == len(states):
+                        return answer
+            answer.next_page_token = paging.encode_token([index, token], bound)
+            return answer
+
+        return await self._answer(request, context, work)
+
+    async def HostTable(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.HostTableRequest, context: Context
+    ) -> lobby_pb2.HostTableResponse:
+        async def work() -> lobby_pb2.HostTableResponse:
+            check_request_id(request.request_id)
+            player = await self._caller()
+            checks.rules_preset(request.rules)
+            checks.length(request.name, "name", 0, 64)
+            checks.enum_value(request.visibility, checks.VISIBILITIES, "visibility")
+            if request.host_seat >= bracket.SEATS:
+                raise Invalid("BAD_SEAT", seat=request.host_seat)
+            taken = {request.host_seat}
+            for bot in request.bots:
+                if bot.seat >= bracket.SEATS:
+                    raise Invalid("BAD_SEAT", seat=bot.seat)
+                if bot.seat in taken:
+                    raise Invalid("DUPLICATE_SEAT", seat=bot.seat)
+                taken.add(bot.seat)
+                checks.enum_value(bot.level, checks.BOT_LEVELS, "bots.level")
+            subject = f"player:{player.player_id}"
+            call = answers.once("HostTable", subject, request, lobby_pb2.HostTableResponse)
+            stored = await answers.peek(self.database, call)
+            if stored is not None:
+                return stored
+            key = (player.player_id, request.request_id)
+            seats = [
+                table_pb2.SeatSetup(
+                    seat=request.host_seat,
+                    kind=common_pb2.OCCUPANT_KIND_PLAYER,
+                    player_id=player.player_id,
+                )
+            ] + [
+                table_pb2.SeatSetup(
+                    seat=bot.seat, kind=common_pb2.OCCUPANT_KIND_BOT, bot_level=bot.level
+                )
+                for bot in request.bots
+            ]
+            create = table_pb2.CreateTableRequest(
+                request_id=derived_request_id("host-create", *key),
+                rules=request.rules,
+                name=request.name,
+                visibility=request.visibility or common_pb2.TABLE_VISIBILITY_PUBLIC,
+                seats=seats,
+                host_player_id=player.player_id,
+                start_when_full=request.start_when_full,
+                locale=request.locale,
+            )
+            sit = table_pb2.SitRequest(
+                request_id=derived_request_id("host-sit", *key),
+                seat=request.host_seat,
+                player_id=player.player_id,
+                display_name=player.display_name,
+                locale=request.locale,
+            )
+            hostings = self.repository.hostings
+            limit = self.options.limits.host_table
+            async with self._counted("host_table", subject, limit, request.request_id):
+                # Owed from here on: if this call goes no further, a finisher makes the calls.
+                await hostings.begin(
+                    create.request_id, create.SerializeToString(), sit.SerializeToString()
+                )
+                created, sat = await host_table_calls(self.repository, self.tables, create, sit)
+            table = sat.table
+            table.invite_code = created.invite_code
+            answer = lobby_pb2.HostTableResponse(table=table, seat=sat.seat)
+            await hostings.finish(create.request_id, call, answer)
+            return answer
+
+        return await self._answer(request, context, work)
+
+    async def JoinTable(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.JoinTableRequest, context: Context
+    ) -> lobby_pb2.JoinTableResponse:
+        async def work() -> lobby_pb2.JoinTableResponse:
+            check_request_id(request.request_id)
+            player = await self._caller()
+            if request.HasField("seat") and request.seat >= bracket.SEATS:
+                raise Invalid("BAD_SEAT", seat=request.seat)
+            target = request.WhichOneof("target")
+            if target == "invite_code":
+                checks.length(request.invite_code, "invite_code", 1, 64)
+                found = await self.repository.directory.table_by_invite(request.invite_code)
+                if found is None:
+                    raise Missing("BAD_INVITE_CODE", invite_code=request.invite_code)
+                table_id = found
+            elif target == "table_id":
+                table_id = checks.identifier(request.table_id, "table_id")
+                table = await self.tables.get(table_id, request.locale)
+                if table.visibility == common_pb2.TABLE_VISIBILITY_PRIVATE and not (
+                    table.host_player_id == player.player_id
+                    or any(seat.player_id == player.player_id for seat in table.seats)
+                ):
+                    # A private table is found by its code only: its id alone says nothing.
+                    raise Missing("TABLE_NOT_FOUND", table_id=table_id)
+            else:
+                raise Invalid("FIELD_REQUIRED", field="table_id")
+            sit = table_pb2.SitRequest(
+                request_id=derived_request_id("join", player.player_id, request.request_id),
+                table_id=table_id,
+                player_id=player.player_id,
+                display_name=player.display_name,
+                invite_code=request.invite_code,
+                locale=request.locale,
+            )
+            if request.HasField("seat"):
+                sit.seat = request.seat
+            sat = await self.tables.sit(sit)
+            return lobby_pb2.JoinTableResponse(table=sat.table, seat=sat.seat)
+
+        return await self._answer(request, context, work)
+
+    async def LeaveTable(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.LeaveTableRequest, context: Context
+    ) -> lobby_pb2.LeaveTableResponse:
+        async def work() -> lobby_pb2.LeaveTableResponse:
+            check_request_id(request.request_id)
+            player = await self._caller()
+            table_id = checks.identifier(request.table_id, "table_id")
+            table = await self.tables.leave(
+                table_pb2.LeaveRequest(
+                    request_id=derived_request_id("leave", player.player_id, request.request_id),
+                    table_id=table_id,
+                    player_id=player.player_id,
+                    locale=request.locale,
+                )
+            )
+            return lobby_pb2.LeaveTableResponse(table=table)
+
+        return await self._answer(request, context, work)
+
+
+__all__ = ["TABLES_PAGE", "TableCalls"]

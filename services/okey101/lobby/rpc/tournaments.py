@@ -1,0 +1,200 @@
+"""LobbyService's tournaments: CreateTournament, RegisterForTournament, StartTournament,
+GetTournament, ListTournaments, GetTournamentStandings (the store is ``lobby.tournaments``, the
+bracket ``lobby.bracket``, the driving ``workers.TournamentDriver``; docs/lobby.md,
+Tournaments)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from okey.v1 import lobby_pb2
+
+from okey101.lobby import answers, bracket
+from okey101.lobby.answers import check_request_id
+from okey101.lobby.convert import (
+    TOURNAMENT_STATES,
+    created_tournament_answer,
+    started_tournament_answer,
+    tournament_message,
+)
+from okey101.lobby.errors import Invalid
+from okey101.lobby.rpc import checks
+from okey101.lobby.rpc.base import LobbyCalls
+from okey101.lobby.tournaments import NewTournament
+from okey101.platform import paging
+from okey101.platform.auth import require_claims
+from okey101.platform.handlers import Context
+
+#: Page sizes (default, maximum) from lobby.proto.
+TOURNAMENTS_PAGE: Final = (50, 200)
+STANDINGS_PAGE: Final = (100, 500)
+#: The fewest registered players a tournament starts with.
+MIN_TOURNAMENT_PLAYERS: Final = 2
+
+
+class TournamentCalls(LobbyCalls):
+    """Tournaments (module docstring)."""
+
+    async def _tournament_message(self, tournament_id: str) -> lobby_pb2.Tournament:
+        row = await self.repository.tournaments.get(tournament_id)
+        tables = await self.repository.tournaments.round_tables(tournament_id)
+        return tournament_message(row, tables)
+
+    async def CreateTournament(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.CreateTournamentRequest, context: Context
+    ) -> lobby_pb2.CreateTournamentResponse:
+        async def work() -> lobby_pb2.CreateTournamentResponse:
+            check_request_id(request.request_id)
+            checks.name(request.name, "name", required=True, maximum=64)
+            preset = checks.rules_preset(request.rules)
+            if not 4 <= request.max_players <= 1024:
+                raise Invalid("BAD_FIELD", field="max_players", value=str(request.max_players))
+            if request.advance_per_table > 3:
+                raise Invalid(
+                    "BAD_FIELD", field="advance_per_table", value=str(request.advance_per_table)
+                )
+            if request.rounds > 32:
+                raise Invalid("BAD_FIELD", field="rounds", value=str(request.rounds))
+            checks.enum_value(request.bot_level, checks.BOT_LEVELS, "bot_level")
+            claims = require_claims()
+            plan = NewTournament(
+                name=request.name,
+                rules=request.rules.SerializeToString(deterministic=True),
+                preset=preset,
+                max_players=request.max_players,
+                advance_per_table=request.advance_per_table or 1,
+                planned_rounds=request.rounds,
+                bot_level=int(request.bot_level),
+                creator_player_id=claims.subject if claims.kind == "player" else "",
+            )
+            call = answers.once(
+                "CreateTournament",
+                f"{claims.kind}:{claims.subject}",
+                request,
+                lobby_pb2.CreateTournamentResponse,
+            )
+            created = await self.repository.tournaments.create(
+                plan, call, created_tournament_answer
+            )
+            tournament = await self._tournament_message(created.tournament.tournament_id)
+            return lobby_pb2.CreateTournamentResponse(tournament=tournament)
+
+        return await self._answer(request, context, work)
+
+    async def RegisterForTournament(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.RegisterForTournamentRequest, context: Context
+    ) -> lobby_pb2.RegisterForTournamentResponse:
+        async def work() -> lobby_pb2.RegisterForTournamentResponse:
+            check_request_id(request.request_id)
+            tournament_id = checks.identifier(request.tournament_id, "tournament_id")
+            player = await self._caller()
+            await self.repository.tournaments.register(tournament_id, player)
+            tournament = await self._tournament_message(tournament_id)
+            return lobby_pb2.RegisterForTournamentResponse(tournament=tournament)
+
+        return await self._answer(request, context, work)
+
+    async def StartTournament(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.StartTournamentRequest, context: Context
+    ) -> lobby_pb2.StartTournamentResponse:
+        async def work() -> lobby_pb2.StartTournamentResponse:
+            check_request_id(request.request_id)
+            tournament_id = checks.identifier(request.tournament_id, "tournament_id")
+            claims = require_claims()
+            call = answers.once(
+                "StartTournament",
+                f"{claims.kind}:{claims.subject}",
+                request,
+                lobby_pb2.StartTournamentResponse,
+            )
+            stored = await answers.peek(self.database, call)
+            if stored is not None:
+                return stored
+            caller = claims.subject if claims.kind == "player" else None
+            return await self.repository.tournaments.start(
+                tournament_id, caller, MIN_TOURNAMENT_PLAYERS, call, started_tournament_answer
+            )
+
+        return await self._answer(request, context, work)
+
+    async def GetTournament(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.GetTournamentRequest, context: Context
+    ) -> lobby_pb2.GetTournamentResponse:
+        async def work() -> lobby_pb2.GetTournamentResponse:
+            tournament_id = checks.identifier(request.tournament_id, "tournament_id")
+            return lobby_pb2.GetTournamentResponse(
+                tournament=await self._tournament_message(tournament_id)
+            )
+
+        return await self._answer(request, context, work)
+
+    async def ListTournaments(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.ListTournamentsRequest, context: Context
+    ) -> lobby_pb2.ListTournamentsResponse:
+        async def work() -> lobby_pb2.ListTournamentsResponse:
+            names = {int(number): name for name, number in TOURNAMENT_STATES.items()}
+            states = [names.get(int(state)) for state in request.states]
+            if None in states:
+                raise Invalid("BAD_FIELD", field="states", value=str(list(request.states)))
+            size = paging.page_size(
+                request.page_size, default=TOURNAMENTS_PAGE[0], maximum=TOURNAMENTS_PAGE[1]
+            )
+            bound = paging.fingerprint("tournaments", *request.states)
+            after = paging.decode_token(request.page_token, bound, (int, str))
+            key = None if after is None else (int(after[0]), str(after[1]))
+            store = self.repository.tournaments
+            rows, next_key = await store.page([state for state in states if state], key, size)
+            answer = lobby_pb2.ListTournamentsResponse()
+            for row in rows:
+                tables = await store.round_tables(row.tournament_id)
+                answer.tournaments.append(tournament_message(row, tables))
+            if next_key is not None:
+                answer.next_page_token = paging.encode_token(list(next_key), bound)
+            return answer
+
+        return await self._answer(request, context, work)
+
+    async def GetTournamentStandings(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.GetTournamentStandingsRequest, context: Context
+    ) -> lobby_pb2.GetTournamentStandingsResponse:
+        async def work() -> lobby_pb2.GetTournamentStandingsResponse:
+            tournament_id = checks.identifier(request.tournament_id, "tournament_id")
+            size = paging.page_size(
+                request.page_size, default=STANDINGS_PAGE[0], maximum=STANDINGS_PAGE[1]
+            )
+            bound = paging.fingerprint("standings", tournament_id)
+            after = paging.decode_token(request.page_token, bound, (int,))
+            row = await self.repository.tournaments.get(tournament_id)
+            entrants = await self.repository.tournaments.entrants(tournament_id)
+            by_player = {entrant.entry.player_id: entrant for entrant in entrants}
+            ranked = bracket.standings(
+                (entrant.entry for entrant in entrants), started=row.started_us is not None
+            )
+            start = 0 if after is None else int(after[0])
+            page = ranked[start : start + size]
+            answer = lobby_pb2.GetTournamentStandingsResponse()
+            for rank, entry in page:
+                entrant = by_player[entry.player_id]
+                answer.standings.append(
+                    lobby_pb2.TournamentStanding(
+                        rank=rank,
+                        player_id=entry.player_id,
+                        display_name=entrant.display_name,
+                        round_reached=entry.round_reached,
+                        eliminated=entry.eliminated,
+                        table_id=entrant.table_id,
+                        match_total=entry.match_total,
+                        matches_won=entrant.matches_won,
+                        hands_finished=entry.hands_finished,
+                        penalty_points=entry.penalty_points,
+                        won_last_match=entry.won_last,
+                    )
+                )
+            if start + size < len(ranked):
+                answer.next_page_token = paging.encode_token([start + size], bound)
+            return answer
+
+        return await self._answer(request, context, work)
+
+
+__all__ = ["MIN_TOURNAMENT_PLAYERS", "STANDINGS_PAGE", "TOURNAMENTS_PAGE", "TournamentCalls"]

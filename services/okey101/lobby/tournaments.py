@@ -1,0 +1,571 @@
+"""Tournaments (``lobby_tournaments`` and its players and tables) and the leases that say which
+lobby pod drives each one (``lobby_tournament_leases``); the bracket itself is ``bracket``.
+
+Registration and the start lock the tournament's row (``FOR UPDATE``): its count of registered
+players and its state change one call at a time. The start stores its answer in its own
+transaction, so a retry gets it even if the first call's answer was lost. While a tournament
+runs, only the holder of its lease drives it, and every one of the driver's writes is fenced by
+the lease in the same transaction (``_fence`` renews it, or raises ``LeaseLost``): a pod that
+lost the lease changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from google.protobuf.message import Message
+from sqlalchemy import and_, case, delete, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from okey101.lobby import bracket
+from okey101.lobby.answers import ANSWERS
+from okey101.lobby.credentials import new_id
+from okey101.lobby.errors import Conflict, Denied, Missing
+from okey101.lobby.models import (
+    tournament_leases,
+    tournament_players,
+    tournament_tables,
+    tournaments,
+)
+from okey101.lobby.records import (
+    FINISHED,
+    PLANNED,
+    REGISTERING,
+    RUNNING,
+    STARTED,
+    US,
+    Entrant,
+    LeaseLost,
+    PlayerRow,
+    RoundTable,
+    TournamentRow,
+    now_us,
+)
+from okey101.platform.database import Database, insert_ignoring_conflicts, row_mapping
+from okey101.platform.idempotency import CallKey, Once
+
+_M = TypeVar("_M", bound=Message)
+
+
+@dataclass(frozen=True)
+class NewTournament:
+    """A tournament as CreateTournament asks for it."""
+
+    name: str
+    #: The okey.v1.RuleSet, serialized deterministically.
+    rules: bytes
+    preset: str
+    max_players: int
+    advance_per_table: int
+    planned_rounds: int
+    bot_level: int
+    #: The player who created it ("" for a service).
+    creator_player_id: str
+
+
+def _tournament(row: Any) -> TournamentRow:
+    data = row_mapping(row)
+    return TournamentRow(**{name: data[name] for name in TournamentRow.__dataclass_fields__})
+
+
+def _round_table(row: Any) -> RoundTable:
+    data = row_mapping(row)
+    return RoundTable(
+        tournament_id=data["tournament_id"],
+        round=data["round"],
+        table_index=data["table_index"],
+        seats=list(json.loads(data["seats"])),
+        advance=data["advance"],
+        table_id=data["table_id"],
+        match_id=data["match_id"],
+        state=data["state"],
+    )
+
+
+class Tournaments:
+    """Tournaments and their leases (module docstring); a lease lasts ``lease_seconds``."""
+
+    def __init__(self, database: Database, *, lease_seconds: float) -> None:
+        self.database = database
+        self._lease_us = int(lease_seconds * US)
+
+    # ----------------------------------------------------------------------------------------
+    # Registration and the start
+
+    async def create(
+        self,
+        plan: NewTournament,
+        call: Once[CallKey, _M],
+        respond: Callable[[str], _M],
+    ) -> _M:
+        """A tournament open for registration; ``respond`` is given its id."""
+
+        async def work(session: AsyncConnection) -> _M:
+            stored = await ANSWERS.claim(session, call)
+            if stored is not None:
+                return stored
+            tournament_id = new_id("t")
+            await session.execute(
+                tournaments.insert().values(
+                    tournament_id=tournament_id,
+                    **plan.__dict__,
+                    state=REGISTERING,
+                    created_us=now_us(),
+                )
+            )
+            answer = respond(tournament_id)
+            await ANSWERS.remember(session, call, answer)
+            return answer
+
+        return await self.database.transaction(work)
+
+    async def _tournament_for_update(self, session: AsyncConnection, tournament_id: str) -> Any:
+        row = (
+            await session.execute(
+                select(tournaments)
+                .where(tournaments.c.tournament_id == tournament_id)
+                .with_for_update()
+            )
+        ).one_or_none()
+        if row is None:
+            raise Missing("TOURNAMENT_NOT_FOUND", tournament_id=tournament_id)
+        return _tournament(row)
+
+    async def register(self, tournament_id: str, player: PlayerRow) -> None:
+        """Register ``player`` (again: nothing changes)."""
+
+        async def work(session: AsyncConnection) -> None:
+            tournament = await self._tournament_for_update(session, tournament_id)
+            known = (
+                await session.execute(
+                    select(tournament_players.c.player_id).where(
+                        tournament_players.c.tournament_id == tournament_id,
+                        tournament_players.c.player_id == player.player_id,
+                    )
+                )
+            ).one_or_none()
+            if known is not None:
+                return
+            if tournament.state != REGISTERING:
+                raise Conflict(
+                    "TOURNAMENT_NOT_REGISTERING",
+                    tournament_id=tournament_id,
+                    state=tournament.state,
+                )
+            if tournament.registered >= tournament.max_players:
+                raise Conflict(
+                    "TOURNAMENT_FULL",
+                    tournament_id=tournament_id,
+                    max_players=tournament.max_players,
+                )
+            await session.execute(
+                tournament_players.insert().values(
+                    tournament_id=tournament_id,
+                    player_id=player.player_id,
+                    display_name=player.display_name,
+                    registration=tournament.registered + 1,
+                )
+            )
+            await session.execute(
+                update(tournaments)
+                .where(tournaments.c.tournament_id == tournament_id)
+                .values(registered=tournament.registered + 1)
+            )
+
+        await self.database.transaction(work)
+
+    async def start(
+        self,
+        tournament_id: str,
+        caller: str | None,
+        minimum_players: int,
+        call: Once[CallKey, _M],
+        respond: Callable[[TournamentRow], _M],
+    ) -> _M:
+        """Start registration's end: round 1 is planned by whichever pod takes the lease.
+        ``caller`` is the player starting it (None: a service). The answer (``respond`` of the
+        tournament as started) is stored with the start, in its transaction, so a retry gets
+        it even if the first call's answer was lost."""
+
+        async def work(session: AsyncConnection) -> _M:
+            tournament = await self._tournament_for_update(session, tournament_id)
+            stored = await ANSWERS.claim(session, call)
+            if stored is not None:
+                return stored
+            if caller is not None and caller != tournament.creator_player_id:
+                raise Denied("NOT_TOURNAMENT_CREATOR", tournament_id=tournament_id)
+            if tournament.state != REGISTERING:
+                raise Conflict(
+                    "TOURNAMENT_NOT_REGISTERING",
+                    tournament_id=tournament_id,
+                    state=tournament.state,
+                )
+            if tournament.registered < minimum_players:
+                raise Conflict(
+                    "TOURNAMENT_TOO_FEW_PLAYERS",
+                    tournament_id=tournament_id,
+                    minimum=minimum_players,
+                    registered=tournament.registered,
+                )
+            await session.execute(
+                update(tournaments)
+                .where(tournaments.c.tournament_id == tournament_id)
+                .values(state=RUNNING, current_round=1, started_us=now_us())
+            )
+            await session.execute(
+                insert_ignoring_conflicts(tournament_leases, self.database.dialect).values(
+                    tournament_id=tournament_id, holder="", expires_us=0, generation=0
+                )
+            )
+            answer = respond(await self._tournament_for_update(session, tournament_id))
+            await ANSWERS.remember(session, call, answer)
+            return answer
+
+        return await self.database.transaction(work)
+
+    async def get(self, tournament_id: str) -> TournamentRow:
+        async with self.database.read() as session:
+            row = (
+                await session.execute(
+                    select(tournaments).where(tournaments.c.tournament_id == tournament_id)
+                )
+            ).one_or_none()
+        if row is None:
+            raise Missing("TOURNAMENT_NOT_FOUND", tournament_id=tournament_id)
+        return _tournament(row)
+
+    async def page(
+        self, states: Sequence[str], after: tuple[int, str] | None, size: int
+    ) -> tuple[list[TournamentRow], tuple[int, str] | None]:
+        """Tournaments newest first, after the key ``(created_us, id)``."""
+        query = select(tournaments)
+        if states:
+            query = query.where(tournaments.c.state.in_(states))
+        if after is not None:
+            created, tournament_id = after
+            query = query.where(
+                or_(
+                    tournaments.c.created_us < created,
+                    and_(
+                        tournaments.c.created_us == created,
+                        tournaments.c.tournament_id < tournament_id,
+                    ),
+                )
+            )
+        query = query.order_by(
+            tournaments.c.created_us.desc(), tournaments.c.tournament_id.desc()
+        ).limit(size + 1)
+        async with self.database.read() as session:
+            rows = [_tournament(row) for row in await session.execute(query)]
+        if len(rows) <= size:
+            return rows, None
+        last = rows[size - 1]
+        return rows[:size], (last.created_us, last.tournament_id)
+
+    async def round_tables(self, tournament_id: str) -> list[RoundTable]:
+        async with self.database.read() as session:
+            found = await session.execute(
+                select(tournament_tables)
+                .where(tournament_tables.c.tournament_id == tournament_id)
+                .order_by(tournament_tables.c.round, tournament_tables.c.table_index)
+            )
+            return [_round_table(row) for row in found]
+
+    async def entrants(self, tournament_id: str) -> list[Entrant]:
+        """Every registered player."""
+        async with self.database.read() as session:
+            found = await session.execute(
+                select(tournament_players).where(
+                    tournament_players.c.tournament_id == tournament_id
+                )
+            )
+            rows = list(found)
+        return [
+            Entrant(_entry(row), row.display_name, row.table_id, row.matches_won) for row in rows
+        ]
+
+    # ----------------------------------------------------------------------------------------
+    # Driving (each write fenced by the lease)
+
+    async def running(self) -> list[str]:
+        async with self.database.read() as session:
+            found = await session.execute(
+                select(tournaments.c.tournament_id).where(tournaments.c.state == RUNNING)
+            )
+            return [str(value) for value in found.scalars()]
+
+    async def acquire_lease(self, tournament_id: str, holder: str) -> bool:
+        """Take or renew the lease on ``tournament_id``: True if ``holder`` has it now."""
+        now = now_us()
+
+        async def work(session: AsyncConnection) -> bool:
+            result = await session.execute(
+                update(tournament_leases)
+                .where(
+                    tournament_leases.c.tournament_id == tournament_id,
+                    or_(
+                        tournament_leases.c.holder == holder,
+                        tournament_leases.c.expires_us < now,
+                    ),
+                )
+                .values(
+                    holder=holder,
+                    expires_us=now + self._lease_us,
+                    generation=tournament_leases.c.generation
+                    + case((tournament_leases.c.holder == holder, 0), else_=1),
+                )
+            )
+            return bool(result.rowcount == 1)
+
+        return await self.database.transaction(work)
+
+    async def release_leases(self, holder: str) -> None:
+        """Give up every lease ``holder`` has (a graceful stop): another pod takes over now."""
+
+        async def work(session: AsyncConnection) -> None:
+            await session.execute(
+                update(tournament_leases)
+                .where(tournament_leases.c.holder == holder)
+                .values(expires_us=0)
+            )
+
+        await self.database.transaction(work)
+
+    async def lease(self, tournament_id: str) -> tuple[str, int, int] | None:
+        """(holder, expiry, generation) of a tournament's lease."""
+        async with self.database.read() as session:
+            row = (
+                await session.execute(
+                    select(tournament_leases).where(
+                        tournament_leases.c.tournament_id == tournament_id
+                    )
+                )
+            ).one_or_none()
+        return None if row is None else (row.holder, row.expires_us, row.generation)
+
+    async def _fence(self, session: AsyncConnection, tournament_id: str, holder: str) -> None:
+        result = await session.execute(
+            update(tournament_leases)
+            .where(
+                tournament_leases.c.tournament_id == tournament_id,
+                tournament_leases.c.holder == holder,
+                tournament_leases.c.expires_us >= now_us(),
+            )
+            .values(expires_us=now_us() + self._lease_us)
+        )
+        if result.rowcount != 1:
+            raise LeaseLost(tournament_id)
+
+    async def plan_round(self, tournament_id: str, round_number: int, holder: str) -> None:
+        """Seat round ``round_number``: its entrants (not eliminated), best first."""
+
+        async def work(session: AsyncConnection) -> None:
+            await self._fence(session, tournament_id, holder)
+            tournament = await self._tournament_for_update(session, tournament_id)
+            if tournament.state != RUNNING or tournament.current_round != round_number:
+                return
+            exists = (
+                await session.execute(
+                    select(func.count())
+                    .select_from(tournament_tables)
+                    .where(
+                        tournament_tables.c.tournament_id == tournament_id,
+                        tournament_tables.c.round == round_number,
+                    )
+                )
+            ).scalar_one()
+            if exists:
+                return
+            rows = list(
+                await session.execute(
+                    select(tournament_players).where(
+                        tournament_players.c.tournament_id == tournament_id,
+                        tournament_players.c.eliminated == False,  # noqa: E712
+                    )
+                )
+            )
+            entries = sorted((_entry(row) for row in rows), key=bracket.entry_key)
+            if round_number == 1:
+                entries.sort(key=lambda entry: entry.registration)
+            entrants = [entry.player_id for entry in entries]
+            last = bracket.is_last_round(round_number, len(entrants), tournament.planned_rounds)
+            for index, seats in enumerate(bracket.seat_round(entrants)):
+                seated = sum(1 for player in seats if player != bracket.BOT)
+                await session.execute(
+                    tournament_tables.insert().values(
+                        tournament_id=tournament_id,
+                        round=round_number,
+                        table_index=index,
+                        seats=json.dumps(seats),
+                        advance=bracket.advance_count(seated, tournament.advance_per_table, last),
+                        state=PLANNED,
+                    )
+                )
+            await session.execute(
+                update(tournament_players)
+                .where(
+                    tournament_players.c.tournament_id == tournament_id,
+                    tournament_players.c.player_id.in_(entrants),
+                )
+                .values(round_reached=round_number)
+            )
+
+        await self.database.transaction(work)
+
+    async def table_started(
+        self, table: RoundTable, table_id: str, match_id: str, holder: str
+    ) -> None:
+        async def work(session: AsyncConnection) -> None:
+            await self._fence(session, table.tournament_id, holder)
+            await session.execute(
+                update(tournament_tables)
+                .where(*_table_key(table), tournament_tables.c.state == PLANNED)
+                .values(table_id=table_id, match_id=match_id, state=STARTED)
+            )
+            players_seated = [player for player in table.seats if player != bracket.BOT]
+            await session.execute(
+                update(tournament_players)
+                .where(
+                    tournament_players.c.tournament_id == table.tournament_id,
+                    tournament_players.c.player_id.in_(players_seated),
+                )
+                .values(table_id=table_id)
+            )
+
+        await self.database.transaction(work)
+
+    async def table_finished(
+        self, table: RoundTable, lines: Sequence[bracket.MatchLine], holder: str
+    ) -> None:
+        """Record a finished table's result: each player's line of the match."""
+
+        async def work(session: AsyncConnection) -> None:
+            await self._fence(session, table.tournament_id, holder)
+            result = await session.execute(
+                update(tournament_tables)
+                .where(*_table_key(table), tournament_tables.c.state == STARTED)
+                .values(
+                    state=FINISHED,
+                    result=json.dumps([line.__dict__ for line in lines], sort_keys=True),
+                )
+            )
+            if result.rowcount != 1:
+                return  # recorded already
+            for line in lines:
+                await session.execute(
+                    update(tournament_players)
+                    .where(
+                        tournament_players.c.tournament_id == table.tournament_id,
+                        tournament_players.c.player_id == line.player_id,
+                    )
+                    .values(
+                        won_last=line.winner,
+                        match_total=line.total,
+                        hands_finished=line.hands_finished,
+                        penalty_points=line.penalty_points,
+                        matches_won=tournament_players.c.matches_won + (1 if line.winner else 0),
+                    )
+                )
+
+        await self.database.transaction(work)
+
+    async def complete_round(self, tournament_id: str, round_number: int, holder: str) -> bool:
+        """Once every table of the round has finished: advance its best, or end the tournament
+        with its winner. True if the tournament has finished."""
+
+        async def work(session: AsyncConnection) -> bool:
+            await self._fence(session, tournament_id, holder)
+            tournament = await self._tournament_for_update(session, tournament_id)
+            if tournament.state != RUNNING or tournament.current_round != round_number:
+                return bool(tournament.state == FINISHED)
+            found = await session.execute(
+                select(tournament_tables).where(
+                    tournament_tables.c.tournament_id == tournament_id,
+                    tournament_tables.c.round == round_number,
+                )
+            )
+            rows = list(found)
+            if not rows or any(row.state != FINISHED for row in rows):
+                return False
+            advancing: list[str] = []
+            entrants: list[str] = []
+            for row in rows:
+                lines = [bracket.MatchLine(**line) for line in json.loads(row.result or "[]")]
+                entrants += [player for player in json.loads(row.seats) if player]
+                advancing += bracket.advancing(lines, row.advance)
+            last = bracket.is_last_round(round_number, len(entrants), tournament.planned_rounds)
+            # In the last round nobody advances; everyone but the winner is out (below).
+            out = [] if last else [player for player in entrants if player not in set(advancing)]
+            if out:
+                await session.execute(
+                    update(tournament_players)
+                    .where(
+                        tournament_players.c.tournament_id == tournament_id,
+                        tournament_players.c.player_id.in_(out),
+                    )
+                    .values(eliminated=True)
+                )
+            if not last:
+                await session.execute(
+                    update(tournaments)
+                    .where(tournaments.c.tournament_id == tournament_id)
+                    .values(current_round=round_number + 1)
+                )
+                return False
+            everyone = await session.execute(
+                select(tournament_players).where(
+                    tournament_players.c.tournament_id == tournament_id
+                )
+            )
+            ranked = bracket.standings((_entry(row) for row in everyone), started=True)
+            for rank, entry in ranked:
+                await session.execute(
+                    update(tournament_players)
+                    .where(
+                        tournament_players.c.tournament_id == tournament_id,
+                        tournament_players.c.player_id == entry.player_id,
+                    )
+                    .values(final_rank=rank, eliminated=rank != 1)
+                )
+            await session.execute(
+                update(tournaments)
+                .where(tournaments.c.tournament_id == tournament_id)
+                .values(
+                    state=FINISHED,
+                    winner_player_id=ranked[0][1].player_id if ranked else "",
+                    finished_us=now_us(),
+                )
+            )
+            await session.execute(
+                delete(tournament_leases).where(tournament_leases.c.tournament_id == tournament_id)
+            )
+            return True
+
+        return await self.database.transaction(work)
+
+
+def _table_key(table: RoundTable) -> tuple[Any, ...]:
+    return (
+        tournament_tables.c.tournament_id == table.tournament_id,
+        tournament_tables.c.round == table.round,
+        tournament_tables.c.table_index == table.table_index,
+    )
+
+
+def _entry(row: Any) -> bracket.Entry:
+    return bracket.Entry(
+        player_id=row.player_id,
+        registration=row.registration,
+        round_reached=row.round_reached,
+        eliminated=bool(row.eliminated),
+        won_last=bool(row.won_last),
+        match_total=row.match_total,
+        hands_finished=row.hands_finished,
+        penalty_points=row.penalty_points,
+    )
+
+
+__all__ = ["NewTournament", "Tournaments"]
