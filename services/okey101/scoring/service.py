@@ -38,12 +38,9 @@ from okey101.platform.handlers import Context
 from okey101.platform.logs import get_logger
 from okey101.platform.server import serve
 from okey101.scoring import ratings
+from okey101.scoring.convert import PRESETS, rating_message
 from okey101.scoring.errors import Invalid, NotReady
-from okey101.scoring.repository import (
-    PRESETS,
-    ScoringRepository,
-    rating_message,
-)
+from okey101.scoring.repository import ScoringRepository
 from okey101.scoring.validation import check_hand, check_id, check_match, rules_from_json
 
 NAME: Final = "scoring"
@@ -157,7 +154,7 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
         self, request: scoring_pb2.RecordHandRequest, context: Context
     ) -> scoring_pb2.RecordHandResponse:
         async def work() -> scoring_pb2.RecordHandResponse:
-            answer, first = await self.repository.record_hand(check_hand(request))
+            answer, first = await self.repository.hands.record(check_hand(request))
             (HANDS_RECORDED if first else DUPLICATE_DELIVERIES).inc()
             return answer
 
@@ -167,7 +164,7 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
         self, request: scoring_pb2.RecordMatchRequest, context: Context
     ) -> scoring_pb2.RecordMatchResponse:
         async def work() -> scoring_pb2.RecordMatchResponse:
-            answer, first = await self.repository.record_match(check_match(request))
+            answer, first = await self.repository.matches.record(check_match(request))
             (MATCHES_RECORDED if first else DUPLICATE_DELIVERIES).inc()
             return answer
 
@@ -184,7 +181,7 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
             size = paging.page_size(request.page_size, default=SHEET_PAGE[0], maximum=SHEET_PAGE[1])
             bound = paging.fingerprint("sheet", match_id)
             after = paging.decode_token(request.page_token, bound, (int,))
-            data = await self.repository.score_sheet(
+            data = await self.repository.matches.score_sheet(
                 match_id, None if after is None else int(after[0]), size
             )
             match = data.match
@@ -217,7 +214,7 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
             )
             bound = paging.fingerprint("standings", tournament_id, request.round)
             after = paging.decode_token(request.page_token, bound, (int, int, str))
-            page = await self.repository.standings(tournament_id, request.round, after, size)
+            page = await self.repository.standings.page(tournament_id, request.round, after, size)
             answer = scoring_pb2.GetStandingsResponse(
                 standings=[
                     scoring_pb2.Standing(
@@ -253,7 +250,7 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
             )
             bound = paging.fingerprint("leaderboard", mode, preset, minimum)
             after = paging.decode_token(request.page_token, bound, (float, str))
-            page = await self.repository.leaderboard(mode, preset, minimum, after, size)
+            page = await self.repository.ratings.leaderboard(mode, preset, minimum, after, size)
             answer = scoring_pb2.GetLeaderboardResponse(
                 entries=[
                     scoring_pb2.LeaderboardEntry(
@@ -277,7 +274,7 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
     ) -> scoring_pb2.GetPlayerStatsResponse:
         async def work() -> scoring_pb2.GetPlayerStatsResponse:
             player_id = _player(request.player_id)
-            data = await self.repository.player_stats(player_id, _preset_filter(request.preset))
+            data = await self.repository.players.stats(player_id, _preset_filter(request.preset))
             stats = scoring_pb2.PlayerStats(
                 player_id=player_id, hands=data.hands, matches=data.matches, wins=data.wins
             )
@@ -304,7 +301,7 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
             )
             bound = paging.fingerprint("history", player_id)
             after = paging.decode_token(request.page_token, bound, (int, str))
-            found, next_key = await self.repository.player_history(player_id, after, size)
+            found, next_key = await self.repository.players.history(player_id, after, size)
             answer = scoring_pb2.GetPlayerHistoryResponse(matches=found)
             if next_key is not None:
                 answer.next_page_token = paging.encode_token(next_key, bound)

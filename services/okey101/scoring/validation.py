@@ -29,7 +29,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from google.protobuf.message import Message
 from okey.v1 import common_pb2, scoring_pb2
 
 from okey101.engine import hand as engine_hand
@@ -40,10 +39,10 @@ from okey101.engine.rules import RuleSet
 from okey101.engine.scoring import score_hand
 from okey101.engine.seat import OpenedAs, PenaltyReason
 from okey101.platform import convert
+from okey101.platform.idempotency import REQUEST_ID, fingerprint
 from okey101.scoring.errors import Conflict, Invalid
 from okey101.scoring.models import ID_LENGTH
 
-REQUEST_ID: Final = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 HEX: Final = re.compile(r"(?:[0-9a-fA-F]{2})*")
 NAME_LENGTH: Final = 256
 
@@ -63,7 +62,10 @@ class SeatInfo:
 @dataclass(frozen=True, slots=True)
 class CheckedHand:
     request: scoring_pb2.RecordHandRequest
-    content_hash: str
+    #: The request's fingerprint (``platform.idempotency``: without its request id and locale),
+    #: what must be the same for a delivery to be "the same" (a retry with a new request id, or
+    #: in another language, is).
+    fingerprint: bytes
     seats: tuple[SeatInfo, ...]
     state: HandState
     result: HandResult
@@ -79,7 +81,10 @@ class CheckedHand:
 @dataclass(frozen=True, slots=True)
 class CheckedMatch:
     request: scoring_pb2.RecordMatchRequest
-    content_hash: str
+    #: The request's fingerprint (``platform.idempotency``: without its request id and locale),
+    #: what must be the same for a delivery to be "the same" (a retry with a new request id, or
+    #: in another language, is).
+    fingerprint: bytes
     seats: tuple[SeatInfo, ...]
     rules: RuleSet
     hand_ids: tuple[str, ...]
@@ -87,16 +92,6 @@ class CheckedMatch:
 
 # --------------------------------------------------------------------------------------------
 # Small checks
-
-
-def content_hash(message: Message) -> str:
-    """SHA-256 of a request without its ``request_id`` and ``locale``: what must be the same for
-    a delivery to be "the same" (a retry with a new request id, or in another language, is)."""
-    copy = type(message)()
-    copy.CopyFrom(message)
-    copy.ClearField("request_id")
-    copy.ClearField("locale")
-    return hashlib.sha256(copy.SerializeToString(deterministic=True)).hexdigest()
 
 
 def check_request_id(value: str) -> None:
@@ -264,7 +259,7 @@ def check_hand(request: scoring_pb2.RecordHandRequest) -> CheckedHand:
             raise _mismatch(f"{where}.penalties", _reasons(told), _reasons(due))
     return CheckedHand(
         request=request,
-        content_hash=content_hash(request),
+        fingerprint=fingerprint(request),
         seats=seats,
         state=state,
         result=expected,
@@ -311,7 +306,7 @@ def check_match(request: scoring_pb2.RecordMatchRequest) -> CheckedMatch:
     new_match(rules)  # the engine's own check of the match knobs
     return CheckedMatch(
         request=request,
-        content_hash=content_hash(request),
+        fingerprint=fingerprint(request),
         seats=seats,
         rules=rules,
         hand_ids=hand_ids,
@@ -365,7 +360,6 @@ __all__ = [
     "check_match",
     "check_request_id",
     "check_seats",
-    "content_hash",
     "expected_finish",
     "expected_result",
     "replay_match",
