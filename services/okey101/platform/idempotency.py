@@ -21,7 +21,8 @@ The variants, as parameters:
 - **Where answers are kept** (an ``AnswerStore``): a table of their own, sealed under a key
   derived from the request id (``SealedAnswers``: the lobby's answers hold live tokens); the row
   the change itself writes (``RowAnswers``: scoring's hands and matches); a table of their own
-  in the clear, with the table id the request was about (the table's ``table_requests``).
+  in the clear, with the table id the request was about (``ScopedAnswers``: the table's
+  ``table_requests``, which the table service still reads and writes itself).
 - **How a retry racing its first attempt is answered.** Either the key is claimed before the
   change (``ClaimedAnswers.claim``: an ``INSERT ... ON CONFLICT DO NOTHING`` of the key, so a
   second transaction with the same key waits for the first and then reads its answer; the
@@ -346,6 +347,76 @@ class SealedAnswers:
         await session.execute(delete(self.table).where(self.table.c.created_us < before_us))
 
 
+class ScopedAnswers:
+    """Answers in a table of their own, in the clear, beside what each request was about (its
+    scope, such as the table id a table service call names): a ``ClaimingStore`` of
+    ``CallKey``, for the table service's ``table_requests``.
+
+    The table has ``caller``, ``method`` and ``request_id`` (the primary key), the ``scope``
+    column, the answer's bytes (``answer``, not null) and ``created_us``. ``Stored.asked`` is
+    the scope as UTF-8: a retry whose ``Once.asked`` names another scope is the mismatch, and one
+    that names none (``None``: a call that makes the scope, such as CreateTable) takes the
+    answer stored whatever its scope."""
+
+    def __init__(self, table: Table, *, scope: str, answer: str = "response") -> None:
+        self.table = table
+        self.scope = table.c[scope]
+        self.answer = table.c[answer]
+
+    def _where(self, key: CallKey) -> tuple[Any, ...]:
+        column = self.table.c
+        return (
+            column.caller == key.caller,
+            column.method == key.method,
+            column.request_id == key.request_id,
+        )
+
+    def _values(self, key: CallKey, stored: Stored) -> dict[str, Any]:
+        if stored.asked is None or stored.answer is None:
+            raise ValueError("a scoped answer needs its scope and its answer")
+        return {
+            "caller": key.caller,
+            "method": key.method,
+            "request_id": key.request_id,
+            self.scope.name: stored.asked.decode(),
+            self.answer.name: stored.answer,
+            "created_us": _now_us(),
+        }
+
+    def stored_of(self, row: Any) -> Stored | None:
+        """What a row read with the scope and answer columns keeps (None for no row), for a
+        caller that reads it with other rows in one round trip."""
+        if row is None:
+            return None
+        scope, answer = getattr(row, self.scope.name), getattr(row, self.answer.name)
+        return Stored(str(scope).encode(), bytes(answer))
+
+    async def load(self, session: AsyncConnection, key: CallKey) -> Stored | None:
+        query = select(self.scope, self.answer).where(*self._where(key))
+        return self.stored_of((await session.execute(query)).first())
+
+    async def save(self, session: AsyncConnection, key: CallKey, stored: Stored) -> None:
+        """Insert the answer (a second answer for the key fails the transaction)."""
+        await session.execute(self.table.insert().values(**self._values(key, stored)))
+
+    async def claim(
+        self, session: AsyncConnection, key: CallKey, stored: Stored | None = None
+    ) -> bool:
+        """Insert the answer unless the key has one: this table keeps no key without its
+        answer, so ``stored`` is needed."""
+        if stored is None:
+            raise ValueError("a scoped answer is claimed with its answer")
+        inserted = await session.execute(
+            insert_ignoring_conflicts(self.table, session.dialect.name).values(
+                **self._values(key, stored)
+            )
+        )
+        return bool(inserted.rowcount == 1)
+
+    async def forget(self, session: AsyncConnection, key: CallKey) -> None:
+        await session.execute(delete(self.table).where(*self._where(key)))
+
+
 class RowAnswers:
     """Answers kept on the row the change writes (scoring's hands and matches): an
     ``AnswerStore`` of that row's key. ``asked`` holds the fingerprint as hex text, ``answer``
@@ -393,6 +464,7 @@ __all__ = [
     "Once",
     "Raced",
     "RowAnswers",
+    "ScopedAnswers",
     "SealedAnswers",
     "Stored",
     "StoredAnswers",
