@@ -39,21 +39,18 @@ from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import OkeyError
 from okey101.engine.hand import (
     SEATS,
-    EndReason,
     Event,
-    Finish,
-    HandResult,
     HandState,
-    PenaltyReason,
     Phase,
-    Seat,
     TableMeld,
     apply,
 )
 from okey101.engine.melds import HIGH_ONE, Meld, MeldKind, make_group
 from okey101.engine.playout import RandomPlayer
+from okey101.engine.result import EndReason, Finish, HandResult
 from okey101.engine.rules import PRESETS, RuleSet
-from okey101.engine.solver import OpenedAs, playable_faces
+from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
+from okey101.engine.solver.playability import playable_faces
 from okey101.engine.tiles import (
     ALL_TILES,
     FACE_COUNT,
