@@ -17,9 +17,6 @@ microseconds since the epoch (``*_us``). Protobuf messages are stored as their b
 - ``table_hands``: each hand's fairness record (the server seed stays here, unpublished, until
   the hand ends), its deck, and once ended its result and final state.
 - ``table_moves``: every move of every hand, in order, with who made it: the hand record.
-- ``table_timers``: one row per table that needs something done at a time (a turn deadline, a
-  bot's step, the next deal, the start of a table that filled); any pod claims due rows (``FOR
-  UPDATE SKIP LOCKED``).
 - ``table_outbox``: finished hands and matches to deliver to scoring, written in the
   transaction of the move that finished them, sent until acknowledged.
 - ``table_liveness``: when a table pod was last alive, so time with no pod alive is not
@@ -91,6 +88,18 @@ tables = Table(
     Column("turn_deadline_us", BigInteger, nullable=True),
     # The MatchResult once the match has ended.
     Column("match_result", LargeBinary, nullable=True),
+    # Every write advances it, and applies only if it is still the one it was computed from.
+    Column("revision", BigInteger, nullable=False, server_default="0"),
+    # ``hand_state`` is the hand's state as of this sequence number; the hand's moves after it
+    # replay onto it (``journal``).
+    Column("snapshot_sequence", BigInteger, nullable=False, server_default="0"),
+    # The table's timer: "turn" (a player's deadline), "bot" (a bot's or away player's step),
+    # "deal" (the next hand), "start" (a full table to start); NULL for none. The pod that
+    # wrote it holds it until ``timer_claimed_until_us``; then any pod may claim it.
+    Column("timer_kind", String(8), nullable=True),
+    Column("timer_due_us", BigInteger, nullable=True),
+    Column("timer_claimed_until_us", BigInteger, nullable=True),
+    Column("timer_claimed_by", String(ID_LENGTH), nullable=False, server_default=""),
     Index("ix_table_tables_state_created", "state", "created_us"),
     Index("ix_table_tables_tournament", "tournament_id"),
 )
@@ -159,19 +168,6 @@ moves = Table(
     Column("action", LargeBinary, nullable=False),
     Column("source", Integer, nullable=False),
     Column("time_us", BigInteger, nullable=False),
-)
-
-timers = Table(
-    "table_timers",
-    metadata,
-    Column("table_id", String(ID_LENGTH), primary_key=True),
-    # "turn" (a player's deadline), "bot" (a bot's or away player's step), "deal" (next hand),
-    # "start" (a full start_when_full table's first deal).
-    Column("kind", String(8), nullable=False),
-    Column("due_us", BigInteger, nullable=False),
-    Column("claimed_until_us", BigInteger, nullable=True),
-    Column("claimed_by", String(ID_LENGTH), nullable=False, server_default=""),
-    Index("ix_table_timers_due", "due_us"),
 )
 
 outbox = Table(
