@@ -37,8 +37,11 @@ from okey101.engine.tiles import ALL_TILES, TILE_COUNT, Okey, Tile, tile_by_id
 from okey101.platform import convert
 from okey101.platform.auth import Access, AccessPolicy
 from okey101.platform.config import Settings
+from okey101.platform.convert import wire
 from okey101.platform.errors import Language, request_language
 from okey101.platform.handlers import Context
+from okey101.platform.moves import actions_from_proto, apply_actions
+from okey101.platform.registration import add_servicer
 from okey101.platform.server import serve
 
 SERVICE_NAME: Final = rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name
@@ -75,11 +78,6 @@ _R = TypeVar("_R")
 def _malformed(error: OkeyError, **extra: str | int) -> InvalidInput:
     """``error`` as malformed input (a meld in a request that is not one), with ``extra``."""
     return InvalidInput(error.code, **{**error.params, **extra})
-
-
-def _at_action(error: OkeyError, index: int) -> OkeyError:
-    """``error`` (same class and code) with the failing move's ``action_index``."""
-    return type(error)(error.code, **{**error.params, "action_index": index})
 
 
 def _too_many(field: str, count: int, limit: int) -> InvalidInput:
@@ -403,33 +401,22 @@ def apply_action_serialized(request: rules_pb2.ApplyActionRequest, language: Lan
     state = convert.hand_state_from_proto(request.state)
     if not request.actions:
         raise InvalidInput("EMPTY_MOVE", field="actions")
-    actions = []
-    for index, message in enumerate(request.actions):
-        try:
-            actions.append(convert.action_from_proto(message, field=f"actions[{index}]"))
-        except OkeyError as error:
-            raise _at_action(error, index) from None
     seat = request.seat
-    events: list[bytes] = []
-    for index, action in enumerate(actions):
-        try:
-            state, caused = apply(state, seat, action)
-        except OkeyError as error:
-            raise _at_action(error, index) from None
-        # The acting seat's copy: its private tiles included (see ApplyActionResponse.events).
-        events.extend(
-            convert.event_to_proto(event, state, for_seat=seat).SerializeToString()
-            for event in caused
-        )
+    state, caused = apply_actions(state, seat, actions_from_proto(request.actions))
+    # The acting seat's copy: its private tiles included (see ApplyActionResponse.events).
+    events = [
+        convert.event_to_proto(event, after, for_seat=seat).SerializeToString()
+        for event, after in caused
+    ]
     written = common_pb2.HandState()
     convert.fill_hand_state(written, state)
     views, spectator = convert.serialized_seat_views(state)
     return b"".join(
         [
-            _length_delimited(_ANSWER_STATE, written.SerializeToString()),
-            *(_length_delimited(_ANSWER_EVENTS, event) for event in events),
-            *(_length_delimited(_ANSWER_VIEWS, seat_view) for seat_view in views),
-            _length_delimited(_ANSWER_SPECTATOR, spectator),
+            wire.length_delimited(_ANSWER_STATE, written.SerializeToString()),
+            *(wire.length_delimited(_ANSWER_EVENTS, event) for event in events),
+            *(wire.length_delimited(_ANSWER_VIEWS, seat_view) for seat_view in views),
+            wire.length_delimited(_ANSWER_SPECTATOR, spectator),
         ]
     )
 
@@ -439,28 +426,6 @@ _ANSWER_STATE: Final[int] = _ANSWER_FIELDS["state"].number
 _ANSWER_EVENTS: Final[int] = _ANSWER_FIELDS["events"].number
 _ANSWER_VIEWS: Final[int] = _ANSWER_FIELDS["views"].number
 _ANSWER_SPECTATOR: Final[int] = _ANSWER_FIELDS["spectator_view"].number
-
-
-# Every one-byte varint (the answer's keys, and many lengths), made once.
-_SMALL_VARINTS: Final = tuple(bytes((value,)) for value in range(0x80))
-
-
-def _length_delimited(number: int, payload: bytes) -> bytes:
-    """Field ``number`` holding ``payload`` (a message, serialized) as protobuf's wire format
-    writes it: the key (field number, wire type 2), the length, the bytes."""
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _varint(value: int) -> bytes:
-    """A non-negative integer as a protobuf varint: 7 bits a byte, low bits first."""
-    if value < 0x80:
-        return _SMALL_VARINTS[value]
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def view_hand(request: rules_pb2.ViewHandRequest, language: Language) -> rules_pb2.ViewHandResponse:
@@ -573,32 +538,14 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
 SERIALIZED_ANSWERS: Final = frozenset({"ApplyAction"})
 
 
-def _as_sent(answer: bytes) -> bytes:
-    return answer
-
-
 def register(server: grpc.aio.Server) -> list[str]:
-    """Add RulesService to ``server``; its full service name, for health and reflection.
-
-    As the generated ``add_RulesServiceServicer_to_server`` does, with one difference: the
-    answers of ``SERIALIZED_ANSWERS`` are sent as the servicer wrote them.
-    """
-    servicer = RulesServicer()
-    service = rules_pb2.DESCRIPTOR.services_by_name["RulesService"]
-    handlers = {}
-    for method in service.methods:
-        request_type = getattr(rules_pb2, method.input_type.name)
-        response_type = getattr(rules_pb2, method.output_type.name)
-        handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-            getattr(servicer, method.name),
-            request_deserializer=request_type.FromString,
-            response_serializer=(
-                _as_sent if method.name in SERIALIZED_ANSWERS else response_type.SerializeToString
-            ),
+    """Add RulesService to ``server``; its full service name, for health and reflection. The
+    answers of ``SERIALIZED_ANSWERS`` are sent as the servicer wrote them."""
+    return [
+        add_servicer(
+            server, RulesServicer(), rules_pb2, "RulesService", sent_as_written=SERIALIZED_ANSWERS
         )
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
-    server.add_registered_method_handlers(SERVICE_NAME, handlers)
-    return [SERVICE_NAME]
+    ]
 
 
 async def serve_rules(settings: Settings) -> None:

@@ -69,6 +69,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "The match at this table is not being played.",
         "tr": "Bu masada oynanan bir maç yok.",
     },
+    "TABLE_CONTENDED": {
+        "en": "The table kept changing while your request was being applied: look at it again "
+        "and retry.",
+        "tr": "İsteğiniz uygulanırken masa sürekli değişti: masaya yeniden bakıp tekrar "
+        "deneyin.",
+    },
     "HAND_NOT_IN_PLAY": {
         "en": "No hand is in play at this table just now; the next one is being dealt.",
         "tr": "Bu masada şu anda oynanan bir el yok; sıradaki el dağıtılıyor.",

@@ -1,11 +1,12 @@
-"""Telling watchers that a table has new events.
+"""Other pods' writes, heard: PostgreSQL ``LISTEN`` for the journal's ``NOTIFY``.
 
-Watchers read events from the log (``TableStore.events_after``), never from memory, so a
-notification only says "read again": a missed or repeated one costs a read, never an event.
-Commits on this pod publish directly; on PostgreSQL a ``LISTEN`` connection hears every pod's
-commits (``NOTIFY okey101_table_events``, sent in the committing transaction). When that
-connection drops, every watcher is woken once it is back, and watchers also re-read every few
-seconds on their own, so nothing waits on a lost notification.
+Each write of a table sends ``NOTIFY okey101_table_events`` with the table id, its last sequence
+number and its new revision (``journal``), delivered when it commits. This pod's copy of a table
+another pod wrote is then stale (``LiveTables.notified``): the next call on it reloads it, and
+its watchers here get the new events from one read for all of them. When the listening
+connection drops, every live table is treated as stale once it is back; watchers also look at
+the log on their own every few seconds, so a lost notification costs a delay, never an event.
+On SQLite (one process, local mode) there is nothing to listen to.
 """
 
 from __future__ import annotations
@@ -13,64 +14,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any
 
+import asyncpg
 import structlog
 
-from okey101.table.store import NOTIFY_CHANNEL
+from okey101.table.journal import NOTIFY_CHANNEL
 
 _log = structlog.get_logger("okey101.table.feed")
 
-#: A watcher re-reads the log at least this often even with no notification.
-SAFETY_POLL_SECONDS: Final = 5.0
-
-
-class TableFeed:
-    """The latest sequence number this pod knows of for each watched table."""
-
-    def __init__(self) -> None:
-        self._latest: dict[str, int] = {}
-        self._changed: dict[str, asyncio.Event] = {}
-        self._watchers: dict[str, int] = {}
-
-    def publish(self, table_id: str, sequence: int) -> None:
-        """A table has events up to ``sequence`` (0: unknown, read again)."""
-        if sequence > self._latest.get(table_id, 0):
-            self._latest[table_id] = sequence
-        changed = self._changed.pop(table_id, None)
-        if changed is not None:
-            changed.set()
-
-    def wake_all(self) -> None:
-        for table_id in list(self._changed):
-            self.publish(table_id, 0)
-
-    async def wait_beyond(self, table_id: str, sequence: int, timeout: float) -> None:
-        """Until the table is known to have an event after ``sequence``, a notification comes,
-        or ``timeout`` seconds pass."""
-        if self._latest.get(table_id, 0) > sequence:
-            return
-        changed = self._changed.setdefault(table_id, asyncio.Event())
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(changed.wait(), timeout)
-
-    def watching(self, table_id: str, delta: int) -> None:
-        """Count watchers; forget a table nobody watches."""
-        count = self._watchers.get(table_id, 0) + delta
-        if count > 0:
-            self._watchers[table_id] = count
-            return
-        self._watchers.pop(table_id, None)
-        self._latest.pop(table_id, None)
-        self._changed.pop(table_id, None)
+#: ``notified(table_id, revision)``, and ``lost()`` when notifications may have been missed.
+Notified = Callable[[str, int], None]
 
 
 class PostgresListener:
-    """``LISTEN okey101_table_events`` on a connection of its own, feeding a ``TableFeed``."""
+    """``LISTEN okey101_table_events`` on a connection of its own (module docstring)."""
 
-    def __init__(self, dsn: str, feed: TableFeed, *, server_settings: dict[str, str]) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        notified: Notified,
+        lost: Callable[[], None],
+        *,
+        server_settings: dict[str, str],
+    ) -> None:
         self._dsn = dsn
-        self._feed = feed
+        self._notified_callback = notified
+        self._lost = lost
         self._server_settings = server_settings
         self._task: asyncio.Task[None] | None = None
 
@@ -84,15 +54,14 @@ class PostgresListener:
                 await self._task
 
     def _notified(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
-        table_id, _, sequence = payload.rpartition(" ")
+        table_id, _, numbers = payload.partition(" ")
+        _sequence, _, revision = numbers.partition(" ")
         try:
-            self._feed.publish(table_id, int(sequence))
+            self._notified_callback(table_id, int(revision))
         except ValueError:
             _log.warning("unreadable notification", payload=payload[:200])
 
     async def _run(self) -> None:
-        import asyncpg
-
         delay = 0.1
         while True:
             connection = None
@@ -100,8 +69,8 @@ class PostgresListener:
                 connection = await asyncpg.connect(self._dsn, server_settings=self._server_settings)
                 await connection.add_listener(NOTIFY_CHANNEL, self._notified)
                 delay = 0.1
-                # Anything committed while we were not listening is read now.
-                self._feed.wake_all()
+                # Anything committed while we were not listening is read again.
+                self._lost()
                 lost = asyncio.Event()
                 connection.add_termination_listener(_setter(lost))
                 await lost.wait()
@@ -120,3 +89,6 @@ class PostgresListener:
 
 def _setter(event: asyncio.Event) -> Callable[[Any], None]:
     return lambda _connection: event.set()
+
+
+__all__ = ["PostgresListener"]

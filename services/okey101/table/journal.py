@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 import asyncpg
+from okey.v1 import common_pb2
 from sqlalchemy.engine import make_url
 
 from okey101.table.errors import NotReady, Stale
@@ -53,6 +54,15 @@ class EventRow:
     hand_id: str
     public: bytes
     private: tuple[bytes | None, bytes | None, bytes | None, bytes | None]
+
+    def copy_for(self, seat: int | None) -> bytes:
+        """The serialized event as ``seat`` may see it (a spectator's for None)."""
+        extra = self.private[seat] if seat is not None else None
+        return self.public + extra if extra else self.public
+
+    def for_viewer(self, seat: int | None) -> common_pb2.Event:
+        """``copy_for``, parsed."""
+        return common_pb2.Event.FromString(self.copy_for(seat))
 
 
 @dataclass(frozen=True, slots=True)
@@ -539,7 +549,7 @@ def _sqlite_statements(connection: sqlite3.Connection, write: Write) -> None:
         columns["timer_claimed_by"] = timer.claimed_by
     assignments = ", ".join(f'"{name}" = ?' for name in columns)
     updated = connection.execute(
-        f"UPDATE table_tables SET {assignments} WHERE table_id = ? AND revision = ?",  # noqa: S608 (names are ours)
+        f"UPDATE table_tables SET {assignments} WHERE table_id = ? AND revision = ?",
         (*columns.values(), write.table_id, write.revision),
     )
     if updated.rowcount != 1:

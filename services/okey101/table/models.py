@@ -101,6 +101,7 @@ tables = Table(
     Column("timer_claimed_until_us", BigInteger, nullable=True),
     Column("timer_claimed_by", String(ID_LENGTH), nullable=False, server_default=""),
     Index("ix_table_tables_state_created", "state", "created_us"),
+    Index("ix_table_tables_timer_due", "timer_due_us"),
     Index("ix_table_tables_tournament", "tournament_id"),
 )
 

@@ -124,8 +124,41 @@ class MatchRecord:
 
 
 @dataclass(frozen=True)
+class DealInfo:
+    """A hand's fairness record as the live table keeps it: published from the deal on but
+    for the server seed, which is revealed when the hand ends."""
+
+    hand_id: str
+    commitment: str
+    player_seeds: tuple[str, ...]
+    server_seed: str
+
+    def record(self, *, reveal: bool) -> common_pb2.DealRecord:
+        return common_pb2.DealRecord(
+            hand_id=self.hand_id,
+            server_seed_sha256=self.commitment,
+            player_seeds=list(self.player_seeds),
+            server_seed=self.server_seed if reveal else "",
+        )
+
+
+@dataclass(frozen=True)
+class TimerRecord:
+    """The table's timer: what is due (``kind``: "turn" a player's deadline, "bot" a bot's or
+    away player's step, "deal" the next hand, "start" a full table's first deal) and when, and
+    the pod that holds it until ``claimed_until_us`` (``journal``)."""
+
+    kind: str
+    due_us: int
+    claimed_until_us: int = 0
+    claimed_by: str = ""
+
+
+@dataclass(frozen=True)
 class TableRecord:
-    """One row of ``table_tables``, decoded."""
+    """One row of ``table_tables``, decoded: the table's settings, seats and match, and where
+    its log stands (``revision``, ``state_version``, ``last_sequence``). The hand's state is not
+    here: the live table keeps it (``live``), and the row holds a snapshot of it."""
 
     table_id: str
     match_id: str
@@ -147,14 +180,26 @@ class TableRecord:
     hand_number: int
     hand_id: str
     dealer: int
-    hand_state: bytes | None
     match: MatchRecord
     turn_deadline_us: int | None
     match_result: bytes | None
+    #: Every write advances it (``journal``); a write from an older one changes nothing.
+    revision: int = 0
+    #: The sequence number the row's snapshot of the hand state is as of.
+    snapshot_sequence: int = 0
+    timer: TimerRecord | None = None
     _parsed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> TableRecord:
+        timer = None
+        if row["timer_kind"] is not None:
+            timer = TimerRecord(
+                row["timer_kind"],
+                row["timer_due_us"],
+                row["timer_claimed_until_us"] or 0,
+                row["timer_claimed_by"] or "",
+            )
         return cls(
             table_id=row["table_id"],
             match_id=row["match_id"],
@@ -176,11 +221,17 @@ class TableRecord:
             hand_number=row["hand_number"],
             hand_id=row["hand_id"],
             dealer=row["dealer"],
-            hand_state=None if row["hand_state"] is None else bytes(row["hand_state"]),
             match=MatchRecord.from_json(row["match"]),
             turn_deadline_us=row["turn_deadline_us"],
             match_result=None if row["match_result"] is None else bytes(row["match_result"]),
+            revision=row["revision"],
+            snapshot_sequence=row["snapshot_sequence"],
+            timer=timer,
         )
+
+    def replace(self, **changes: Any) -> TableRecord:
+        """A copy with ``changes`` (the parsed rule set carried over: it never changes)."""
+        return dataclasses.replace(self, **changes, _parsed=self._parsed)
 
     def rules_message(self) -> common_pb2.RuleSet:
         cached = self._parsed.get("rules")
@@ -189,21 +240,14 @@ class TableRecord:
             self._parsed["rules"] = cached
         return cached
 
-    def state_message(self) -> common_pb2.HandState | None:
-        """The current (or last) hand's state; the caller must not change it."""
-        if self.hand_state is None:
-            return None
-        cached = self._parsed.get("state")
-        if cached is None:
-            cached = common_pb2.HandState.FromString(self.hand_state)
-            self._parsed["state"] = cached
-        return cached
-
     @property
-    def hand_live(self) -> bool:
-        """A hand is dealt and has not ended."""
-        state = self.state_message()
-        return state is not None and state.phase != common_pb2.PHASE_ENDED
+    def due_to_start(self) -> bool:
+        """A waiting ``start_when_full`` table whose every seat is held: its start is owed."""
+        return (
+            self.state == common_pb2.TABLE_STATE_WAITING
+            and self.start_when_full
+            and all(seat.held for seat in self.seats)
+        )
 
     def seat_of(self, player_id: str) -> int | None:
         """The seat ``player_id`` holds (sat in, even if away or left), if any."""

@@ -1,17 +1,17 @@
-"""Running the table service: the gRPC server and its background workers.
+"""Running the table service: the gRPC server, its live tables' timers, and its workers.
 
-- **Timers.** Any pod claims due timer rows (``TableStore.claim_due``; ``SKIP LOCKED`` on
-  PostgreSQL) and plays one step for each (``TableServicer.play_due``): a bot's step, an away
-  player's, a timed-out turn, the next deal. A step's commit sets the table's next timer, so a
-  bot's turn is a few claims in a row. A claim is a lease: if the pod dies, another takes the
-  timer over once the lease runs out. Every pod also marks the deployment alive; after an outage
-  (no pod alive), the gap is added to every turn deadline.
+- **Timers.** The pod that writes a table's timer holds it and runs it from memory when it is
+  due (``schedule``: a bot's step at once, a turn's deadline, the next deal), one step at a
+  time per table (``autoplay``). A timer whose holder let it lapse (the pod died, or its step
+  kept failing) is claimed by any pod (``TableStore.claim_due``; ``SKIP LOCKED`` on
+  PostgreSQL) and run there. Every pod also marks the deployment alive; after an outage (no pod
+  alive), the gap is added to every turn deadline.
 - **Outbox.** Finished hands and matches are sent to scoring until acknowledged, with back-off.
 - **Watchdog.** Live tables, outbox backlog and stuck tables (timers overdue by more than
   ``stuck_seconds``) as gauges.
-- **Listener.** On PostgreSQL, ``LISTEN`` for other pods' commits (``feed``).
+- **Listener.** On PostgreSQL, ``LISTEN`` for other pods' writes (``feed``).
 
-``start_table(settings)`` runs all of it in-process (tests, benchmarks); ``main`` is
+``start_table(settings)`` runs all of it in-process (tests, benchmarks); ``serve_table`` is
 ``okey101 serve table``.
 """
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -28,7 +27,7 @@ from typing import Final
 import grpc
 import grpc.aio
 import structlog
-from okey.v1 import scoring_pb2, scoring_pb2_grpc, table_pb2_grpc
+from okey.v1 import scoring_pb2, scoring_pb2_grpc
 from sqlalchemy.engine import make_url
 
 from okey101.engine.errors import OkeyError
@@ -38,45 +37,62 @@ from okey101.platform.config import ConfigError, Settings
 from okey101.platform.database import Database
 from okey101.platform.server import ServerHandle, serve
 from okey101.table import metrics
-from okey101.table.feed import PostgresListener, TableFeed
-from okey101.table.service import ACCESS, NAME, SERVICE_NAME, Clock, TableOptions, TableServicer
+from okey101.table.autoplay import Autoplay
+from okey101.table.core import Clock, TableCore
+from okey101.table.feed import PostgresListener
+from okey101.table.journal import TableJournal
+from okey101.table.live import LiveTable
+from okey101.table.options import TableOptions, us
+from okey101.table.service import ACCESS, NAME, TableServicer, register
 from okey101.table.store import TableStore
+from okey101.table.timers import HeldTimers
 
 _log = structlog.get_logger("okey101.table")
 
 #: Timer steps one pod runs at once.
-STEP_CONCURRENCY: Final = 32
+STEP_CONCURRENCY: Final = 64
 _ALIVE_EVERY_SECONDS: Final = 1.0
 _OUTBOX_BATCH: Final = 20
+#: A step that failed is tried again this much later.
+_RETRY_SECONDS: Final = 1.0
 
 
 class Workers:
-    """The table service's background loops (module docstring)."""
+    """The table service's timers and background loops (module docstring)."""
 
-    def __init__(self, servicer: TableServicer, *, pod: str | None = None) -> None:
+    def __init__(self, servicer: TableServicer) -> None:
         self.servicer = servicer
+        self.core: TableCore = servicer.core
+        self.autoplay: Autoplay = servicer.autoplay
         self.store = servicer.store
         self.options = servicer.options
-        self.clock: Clock = servicer.clock
-        self.pod = pod or f"{os.uname().nodename}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        self._wake = asyncio.Event()
+        self.pod = self.core.pod
         self._tasks: list[asyncio.Task[None]] = []
         self._steps: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(STEP_CONCURRENCY)
-        self._scoring = scoring_pb2_grpc.ScoringServiceStub(servicer.peers.channel("scoring"))
+        peers = servicer.autoplay.peers
+        self._scoring = scoring_pb2_grpc.ScoringServiceStub(peers.channel("scoring"))
         self._listener: PostgresListener | None = None
-        servicer.on_timer_due = self._wake.set
+        self._running = False
+        self.held = HeldTimers(
+            self.core.now_us, self._run_held, poll_seconds=self.options.poll_seconds
+        )
+        self.core.on_timer = self.schedule
 
     def start(self) -> None:
+        self._running = True
         if self.store.postgres:
             url = make_url(self.store.database.url).set(drivername="postgresql")
+            tables = self.core.tables
             self._listener = PostgresListener(
                 url.render_as_string(hide_password=False),
-                self.servicer.feed,
+                tables.notified,
+                tables.stale_all,
                 server_settings={"application_name": "okey101-table-listener"},
             )
             self._listener.start()
         for name, loop in (
+            ("held-timers", self.held.run),
             ("timers", self._timers),
             ("outbox", self._outbox),
             ("watchdog", self._watchdog),
@@ -84,6 +100,8 @@ class Workers:
             self._tasks.append(asyncio.create_task(_forever(name, loop), name=f"table-{name}"))
 
     async def stop(self) -> None:
+        self._running = False
+        self.held.clear()
         for task in self._tasks:
             task.cancel()
         for task in [*self._tasks, *self._steps]:
@@ -93,21 +111,70 @@ class Workers:
         if self._listener is not None:
             await self._listener.stop()
 
-    def wake(self) -> None:
-        self._wake.set()
+    # ----------------------------------------------------------------------------------------
+    # Timers held in memory
+
+    def schedule(self, live: LiveTable) -> None:
+        """Run ``live``'s timer from memory when it is due, if this pod holds it."""
+        due = None
+        if self.core.due_in(live) is not None:
+            assert live.record.timer is not None
+            due = live.record.timer.due_us
+        live.holds_timer = due is not None
+        self.held.hold(live.table_id, due)
+
+    def _run_held(self, table_id: str) -> None:
+        live = self.core.tables.cached(table_id)
+        if live is not None:
+            live.holds_timer = False
+        self._spawn(table_id, held=True)
+
+    def _spawn(self, table_id: str, *, held: bool) -> None:
+        task = asyncio.create_task(self._step(table_id, held=held))
+        self._steps.add(task)
+        task.add_done_callback(self._steps.discard)
+
+    async def _step(self, table_id: str, *, held: bool) -> None:
+        """One due step (``autoplay``): ``held``, a timer this pod holds (skipped if another
+        pod has written the table since); else one claimed from the database."""
+        async with self._slots:
+            try:
+                if held:
+                    live = await self.core.tables.get(table_id)
+                    if self.core.due_in(live) is None:
+                        return  # the table moved on: its timer is someone else's, or none
+                await self.autoplay.play_due(table_id)
+            except OkeyError as error:
+                if error.code in ("STALE_VERSION", "TABLE_CONTENDED"):
+                    return  # someone moved first: the table's timer is already the new one
+                _log.warning("timer step failed: retrying", table_id=table_id, code=error.code)
+                await self._retry_later(table_id, held=held)
+            except Exception:
+                _log.exception("timer step failed: retrying", table_id=table_id)
+                await self._retry_later(table_id, held=held)
+
+    async def _retry_later(self, table_id: str, *, held: bool) -> None:
+        if held and self._running:
+            live = self.core.tables.cached(table_id)
+            if live is not None and not live.holds_timer:
+                live.holds_timer = True
+                self.held.hold(table_id, self.core.now_us() + us(_RETRY_SECONDS))
+                return
+        with contextlib.suppress(Exception):
+            await self.store.postpone_timer(table_id, self.core.now_us() + us(_RETRY_SECONDS))
 
     # ----------------------------------------------------------------------------------------
-    # Timers
+    # Timers nobody holds
 
     async def _timers(self) -> None:
         last_alive = 0.0
         starting = True
         while True:
-            now_us = self.servicer.now_us()
+            now_us = self.core.now_us()
             if time.monotonic() - last_alive >= _ALIVE_EVERY_SECONDS:
                 last_alive = time.monotonic()
                 gap = await self.store.mark_alive(
-                    now_us, round(self.options.outage_seconds * 1e6), starting=starting
+                    now_us, us(self.options.outage_seconds), starting=starting
                 )
                 starting = False
                 if gap:
@@ -115,44 +182,21 @@ class Workers:
             free = STEP_CONCURRENCY - len(self._steps)
             claimed: list[str] = []
             if free > 0:
-                lease = round(self.options.timer_lease_seconds * 1e6)
+                lease = us(self.options.timer_lease_seconds)
                 claimed = await self.store.claim_due(now_us, self.pod, lease, free)
             for table_id in claimed:
-                task = asyncio.create_task(self._step(table_id))
-                self._steps.add(task)
-                task.add_done_callback(self._steps.discard)
+                self._spawn(table_id, held=False)
             if claimed:
                 await asyncio.sleep(0)  # let the steps start before claiming more
                 continue
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.options.poll_seconds)
-
-    async def _step(self, table_id: str) -> None:
-        async with self._slots:
-            try:
-                await self.servicer.play_due(table_id)
-            except OkeyError as error:
-                if error.code == "STALE_VERSION":
-                    return  # someone moved first: the table's timer is already the new one
-                _log.warning("timer step failed: retrying", table_id=table_id, code=error.code)
-                await self._retry_later(table_id)
-            except Exception:
-                _log.exception("timer step failed: retrying", table_id=table_id)
-                await self._retry_later(table_id)
-            finally:
-                self._wake.set()
-
-    async def _retry_later(self, table_id: str) -> None:
-        with contextlib.suppress(Exception):
-            await self.store.postpone_timer(table_id, self.servicer.now_us() + 1_000_000)
+            await asyncio.sleep(self.options.poll_seconds)
 
     # ----------------------------------------------------------------------------------------
     # Outbox
 
     async def _outbox(self) -> None:
         while True:
-            now_us = self.servicer.now_us()
+            now_us = self.core.now_us()
             rows = await self.store.claim_outbox(now_us, 30_000_000, _OUTBOX_BATCH)
             for row_id, kind, key, payload, attempts in rows:
                 await self._deliver(row_id, kind, key, payload, attempts)
@@ -162,7 +206,7 @@ class Workers:
     async def _deliver(
         self, row_id: int, kind: str, key: str, payload: bytes, attempts: int
     ) -> None:
-        metadata = self.servicer.peers.metadata()
+        metadata = self.autoplay.peers.metadata()
         try:
             if kind == "hand":
                 await self._scoring.RecordHand(
@@ -180,10 +224,10 @@ class Workers:
             delay = min(60.0, 0.5 * 2 ** min(attempts, 8))
             level = _log.warning if error.code() == grpc.StatusCode.UNAVAILABLE else _log.error
             level("outbox delivery failed", kind=kind, key=key, code=error.code().name)
-            retry = self.servicer.now_us() + round(delay * 1e6)
+            retry = self.core.now_us() + round(delay * 1e6)
             await self.store.outbox_failed(row_id, retry, f"{error.code().name}: {error.details()}")
             return
-        await self.store.outbox_sent(row_id, self.servicer.now_us())
+        await self.store.outbox_sent(row_id, self.core.now_us())
 
     # ----------------------------------------------------------------------------------------
     # Watchdog
@@ -191,7 +235,7 @@ class Workers:
     async def _watchdog(self) -> None:
         while True:
             live, backlog, stuck = await self.store.figures(
-                self.servicer.now_us(), round(self.options.stuck_seconds * 1e6)
+                self.core.now_us(), round(self.options.stuck_seconds * 1e6)
             )
             metrics.TABLES_LIVE.set(live)
             metrics.OUTBOX_BACKLOG.set(backlog)
@@ -213,23 +257,20 @@ async def _forever(name: str, loop: Callable[[], Awaitable[None]]) -> None:
             await asyncio.sleep(1.0)
 
 
-def register(server: grpc.aio.Server, servicer: TableServicer) -> list[str]:
-    table_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)
-    return [SERVICE_NAME]
-
-
-def _build(
+def build(
     settings: Settings, options: TableOptions | None, clock: Clock | None
 ) -> tuple[Database, Peers, TableServicer]:
+    """The table service's parts: its database, its peers, and the servicer over its core."""
     database = Database.for_service(NAME, settings)
     peers = Peers(settings)
-    servicer = TableServicer(
+    core = TableCore(
+        TableJournal.for_url(database.url),
         TableStore(database),
-        peers,
         options=options or TableOptions.from_environ(),
         clock=clock or time.time,
-        feed=TableFeed(),
+        pod=f"table-{uuid.uuid4().hex[:12]}",
     )
+    servicer = TableServicer(core, Autoplay(core, peers))
     return database, peers, servicer
 
 
@@ -243,7 +284,7 @@ async def start_table(
 ) -> AsyncIterator[tuple[ServerHandle, TableServicer]]:
     """The table service running in-process, with its workers: (server handle, servicer).
     Its database is migrated before it reports SERVING; everything stops on exit."""
-    database, peers, servicer = _build(settings, options, clock)
+    database, peers, servicer = build(settings, options, clock)
     workers = Workers(servicer)
     handle: ServerHandle | None = None
     try:
@@ -262,6 +303,7 @@ async def start_table(
             await handle.stop(grace=0.5)
         await workers.stop()
         await peers.close()
+        await servicer.core.journal.close()
         await database.dispose()
 
 
@@ -271,7 +313,7 @@ async def serve_table(settings: Settings) -> None:
         options = TableOptions.from_environ()
     except ValueError as error:
         raise ConfigError(str(error)) from None
-    database, peers, servicer = _build(settings, options, None)
+    database, peers, servicer = build(settings, options, None)
     workers = Workers(servicer)
 
     async def ready() -> None:
@@ -285,7 +327,8 @@ async def serve_table(settings: Settings) -> None:
     finally:
         await workers.stop()
         await peers.close()
+        await servicer.core.journal.close()
         await database.dispose()
 
 
-__all__ = ["Workers", "register", "serve_table", "start_table"]
+__all__ = ["Workers", "build", "register", "serve_table", "start_table"]

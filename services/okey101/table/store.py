@@ -1,16 +1,8 @@
-"""The table service's storage: one transaction per change, the event log, timers and the outbox.
+"""The table service's other reads and writes: listings, hand records, the event log read
+back, new tables, timers nobody holds, the outbox to scoring and pod liveness.
 
-Every change to a table (a move, a deal, someone sitting down) is a ``Change`` applied by
-``TableStore.commit`` in one transaction that
-
-1. locks the table's row and checks its ``state_version`` is the one the change was computed
-   from (else ``Stale``: nothing is written);
-2. numbers the change's events after the table's ``last_sequence`` and appends them to the log
-   (the primary key (table, sequence) makes a double append impossible, even from two pods);
-3. updates the row (the snapshot), advancing ``state_version`` if the change is a game change;
-4. stores the answer to the request id, the moves, the hand rows, the outbox rows, and the
-   table's timer, and, on PostgreSQL, sends ``NOTIFY okey101_table_events`` so watchers on every
-   pod read the new events (delivered when the transaction commits, never before).
+A change to a table is written by the journal (``journal``), one round trip per change; this
+store is everything else, through SQLAlchemy Core: calls that are not on a move's path.
 """
 
 from __future__ import annotations
@@ -18,11 +10,10 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 from okey.v1 import common_pb2
-from sqlalchemy import and_, delete, func, or_, select, text, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from okey101.platform.database import (
@@ -30,13 +21,12 @@ from okey101.platform.database import (
     insert_ignoring_conflicts,
     outage_as,
     row_mapping,
-    upsert,
 )
 from okey101.table import models
-from okey101.table.errors import NotReady, Stale
-from okey101.table.records import SeatRecord, TableRecord, seats_from_json
+from okey101.table.errors import NotReady
+from okey101.table.journal import EventRow
+from okey101.table.records import TableRecord
 
-NOTIFY_CHANNEL: Final = "okey101_table_events"
 _T = TypeVar("_T")
 _PRIVATE: Final = (
     models.events.c.private_0,
@@ -44,103 +34,6 @@ _PRIVATE: Final = (
     models.events.c.private_2,
     models.events.c.private_3,
 )
-
-
-@dataclass
-class EventDraft:
-    """An event before it is numbered: everyone's copy, and each seat's private extra."""
-
-    event: common_pb2.Event
-    private: dict[int, bytes] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class StoredEvent:
-    """An event as the log holds it."""
-
-    sequence: int
-    state_version: int
-    kind: int
-    hand_id: str
-    public: bytes
-    private: tuple[bytes | None, ...]
-
-    def for_viewer(self, seat: int | None) -> common_pb2.Event:
-        """The copy ``seat`` may see (a spectator's for None): protobuf merges the seat's
-        private fields into the public message."""
-        extra = self.private[seat] if seat is not None else None
-        return common_pb2.Event.FromString(self.public + extra if extra else self.public)
-
-
-@dataclass(frozen=True)
-class Move:
-    seat: int
-    action: bytes
-    source: int
-    #: The draft of the first event the call caused (the move is filed under its number).
-    first_event: EventDraft
-    action_index: int
-
-
-@dataclass(frozen=True)
-class TimerSet:
-    kind: str
-    due_us: int
-
-
-@dataclass
-class Change:
-    """Everything one transaction writes for a table (see the module docstring)."""
-
-    table_id: str
-    #: The state_version the change was computed from; None for a change that does not depend
-    #: on it.
-    expected_version: int | None
-    #: A game change (deal, move, hand end) advances state_version; presence does not.
-    game: bool
-    now_us: int
-    drafts: list[EventDraft] = field(default_factory=list)
-    #: Columns of ``table_tables`` to set.
-    updates: dict[str, Any] = field(default_factory=dict)
-    #: (caller, method, request id) and a function of the numbered events giving the answer.
-    answer: tuple[str, str, str, Callable[[Sequence[StoredEvent]], bytes]] | None = None
-    hand_id: str = ""
-    moves: list[Move] = field(default_factory=list)
-    hand_insert: dict[str, Any] | None = None
-    hand_update: dict[str, Any] | None = None
-    outbox: list[tuple[str, str, bytes]] = field(default_factory=list)
-    #: The table's timer: a new one, None to delete it, or unchanged when ``keep_timer``.
-    timer: TimerSet | None = None
-    keep_timer: bool = False
-    #: A presence change (seats) is computed from the table as of this sequence number: it
-    #: must not overwrite a presence change made since (two players sitting at once).
-    expected_sequence: int | None = None
-    #: Called in the transaction, with the seats as they are now, before anything is written:
-    #: what depends on who holds the seats (a move's next timer, a player back from away) is
-    #: decided there, so a presence change that raced the move is never undone by it.
-    finalize: Callable[[tuple[SeatRecord, ...]], None] | None = None
-
-    @classmethod
-    def presence(cls, record: TableRecord, now_us: int, *, keep_timer: bool = True) -> Change:
-        """A presence change (seats, not the game) computed from ``record``: it keeps the
-        table's timer unless told otherwise, and applies only if no other presence change
-        came first."""
-        return cls(
-            record.table_id,
-            record.state_version,
-            game=False,
-            now_us=now_us,
-            keep_timer=keep_timer,
-            expected_sequence=record.last_sequence,
-        )
-
-
-@dataclass(frozen=True)
-class Committed:
-    events: tuple[StoredEvent, ...]
-    state_version: int
-    last_sequence: int
-    answer: bytes | None
 
 
 class TableStore:
@@ -175,28 +68,6 @@ class TableStore:
             ).first()
         return None if row is None else TableRecord.from_row(row_mapping(row))
 
-    async def load_for_request(
-        self, table_id: str, caller: str, method: str, request_id: str
-    ) -> tuple[TableRecord | None, tuple[str, bytes] | None]:
-        """``load`` and ``answer`` in one read (the two every move starts with)."""
-        async with self._read() as session:
-            row = (
-                await session.execute(
-                    select(models.tables).where(models.tables.c.table_id == table_id)
-                )
-            ).first()
-            found = (
-                await session.execute(
-                    select(models.requests.c.table_id, models.requests.c.response).where(
-                        models.requests.c.caller == caller,
-                        models.requests.c.method == method,
-                        models.requests.c.request_id == request_id,
-                    )
-                )
-            ).first()
-        record = None if row is None else TableRecord.from_row(row_mapping(row))
-        return record, None if found is None else (found.table_id, bytes(found.response))
-
     async def answer(self, caller: str, method: str, request_id: str) -> tuple[str, bytes] | None:
         """The table and the answer stored for a request id, if it was answered."""
         async with self._read() as session:
@@ -213,7 +84,7 @@ class TableStore:
 
     async def events_after(
         self, table_id: str, after: int, *, limit: int = 500, hand_id: str | None = None
-    ) -> list[StoredEvent]:
+    ) -> list[EventRow]:
         query = select(
             models.events.c.sequence,
             models.events.c.state_version,
@@ -291,10 +162,10 @@ class TableStore:
         self,
         row: Mapping[str, Any],
         answer: tuple[str, str, str, bytes],
-        timer: TimerSet | None = None,
     ) -> bool:
-        """Insert a new table, the answer to its request and its first timer (a full table's
-        start); False if the request id was answered already (by a racing retry)."""
+        """Insert a new table (its row as given, its first timer included: a full table's
+        start) and the answer to its request; False if the request id was answered already (by
+        a racing retry)."""
 
         async def work(session: AsyncConnection) -> bool:
             caller, method, request_id, response = answer
@@ -311,168 +182,36 @@ class TableStore:
             if stored.rowcount == 0:
                 return False
             await session.execute(models.tables.insert().values(**row))
-            if timer is not None:
-                await self._set_timer(session, row["table_id"], timer)
             return True
 
         return await self._transaction(work)
 
-    async def commit(self, change: Change) -> Committed:
-        """Apply ``change`` in one transaction (module docstring); ``Stale`` if the table's
-        state_version is no longer ``change.expected_version``."""
-        return await self._transaction(lambda session: self._commit(session, change))
-
-    async def _commit(self, session: AsyncConnection, change: Change) -> Committed:
-        c = models.tables.c
-        locked = select(c.state_version, c.last_sequence, c.seats).where(
-            c.table_id == change.table_id
-        )
-        if self.postgres:
-            locked = locked.with_for_update()
-        row = (await session.execute(locked)).one()
-        version, sequence = row.state_version, row.last_sequence
-        if change.expected_version is not None and version != change.expected_version:
-            raise Stale("STALE_VERSION", version=change.expected_version, current=version)
-        if change.expected_sequence is not None and sequence != change.expected_sequence:
-            # Only presence changes check this; they are computed again by their callers.
-            raise Stale("STALE_VERSION", version=version, current=version)
-        if change.finalize is not None:
-            change.finalize(seats_from_json(row.seats))
-        if change.game:
-            version += 1
-        stored: list[StoredEvent] = []
-        rows: list[dict[str, Any]] = []
-        for draft in change.drafts:
-            sequence += 1
-            event = draft.event
-            event.sequence = sequence
-            event.state_version = version
-            event.time.FromMicroseconds(change.now_us)
-            public = event.SerializeToString()
-            private = tuple(draft.private.get(seat) for seat in range(4))
-            stored.append(
-                StoredEvent(sequence, version, event.kind, event.hand_id, public, private)
-            )
-            rows.append(
-                {
-                    "table_id": change.table_id,
-                    "sequence": sequence,
-                    "state_version": version,
-                    "kind": event.kind,
-                    "hand_id": event.hand_id,
-                    "time_us": change.now_us,
-                    "public": public,
-                    **{f"private_{seat}": private[seat] for seat in range(4)},
-                }
-            )
-        if rows:
-            await session.execute(models.events.insert(), rows)
-        await session.execute(
-            update(models.tables)
-            .where(c.table_id == change.table_id)
-            .values(
-                **change.updates,
-                state_version=version,
-                last_sequence=sequence,
-                updated_us=change.now_us,
-            )
-        )
-        if change.hand_insert is not None:
-            await session.execute(models.hands.insert().values(**change.hand_insert))
-        if change.hand_update is not None:
-            await session.execute(
-                update(models.hands)
-                .where(models.hands.c.hand_id == change.hand_update["hand_id"])
-                .values(**{k: v for k, v in change.hand_update.items() if k != "hand_id"})
-            )
-        if change.moves:
-            await session.execute(
-                models.moves.insert(),
-                [
-                    {
-                        "hand_id": change.hand_id,
-                        "sequence": stored[_index_of(change.drafts, move.first_event)].sequence,
-                        "action_index": move.action_index,
-                        "seat": move.seat,
-                        "action": move.action,
-                        "source": move.source,
-                        "time_us": change.now_us,
-                    }
-                    for move in change.moves
-                ],
-            )
-        for kind, key, payload in change.outbox:
-            await session.execute(
-                insert_ignoring_conflicts(models.outbox, self.database.dialect).values(
-                    table_id=change.table_id,
-                    kind=kind,
-                    key=key,
-                    payload=payload,
-                    created_us=change.now_us,
-                    next_attempt_us=change.now_us,
-                )
-            )
-        if not change.keep_timer:
-            await self._set_timer(session, change.table_id, change.timer)
-        answer: bytes | None = None
-        if change.answer is not None:
-            caller, method, request_id, respond = change.answer
-            answer = respond(stored)
-            await session.execute(
-                models.requests.insert().values(
-                    caller=caller,
-                    method=method,
-                    request_id=request_id,
-                    table_id=change.table_id,
-                    response=answer,
-                    created_us=change.now_us,
-                )
-            )
-        if self.postgres and stored:
-            await session.execute(
-                text("SELECT pg_notify(:channel, :payload)"),
-                {"channel": NOTIFY_CHANNEL, "payload": f"{change.table_id} {sequence}"},
-            )
-        return Committed(tuple(stored), version, sequence, answer)
-
-    async def _set_timer(
-        self, session: AsyncConnection, table_id: str, timer: TimerSet | None
-    ) -> None:
-        if timer is None:
-            await session.execute(delete(models.timers).where(models.timers.c.table_id == table_id))
-            return
-        # One statement: a move replaces the turn's timer, and every move sets one.
-        await session.execute(
-            upsert(
-                models.timers,
-                self.database.dialect,
-                ("table_id",),
-                {
-                    "table_id": table_id,
-                    "kind": timer.kind,
-                    "due_us": timer.due_us,
-                    "claimed_until_us": None,
-                    "claimed_by": "",
-                },
-            )
-        )
-
     # ----------------------------------------------------------------------------------------
     # Timers
 
+    async def revision(self, table_id: str) -> int | None:
+        """The table's revision in the database (None: no such table)."""
+        async with self._read() as session:
+            value = await session.scalar(
+                select(models.tables.c.revision).where(models.tables.c.table_id == table_id)
+            )
+        return None if value is None else int(value)
+
     async def claim_due(self, now_us: int, pod: str, lease_us: int, limit: int) -> list[str]:
-        """Claim up to ``limit`` due timers no live claim holds; their table ids. On
-        PostgreSQL rows another pod is claiming are skipped (SKIP LOCKED), never waited for."""
-        t = models.timers.c
+        """Claim up to ``limit`` due timers no pod holds any more (the pod that set each holds
+        it until its due time plus its lease, and runs it from memory); their table ids. On
+        PostgreSQL rows another pod is claiming are skipped (SKIP LOCKED), never waited for. A
+        claim changes no revision: the step it runs is a change like any other."""
+        c = models.tables.c
 
         async def work(session: AsyncConnection) -> list[str]:
             query = (
-                select(t.table_id)
+                select(c.table_id)
                 .where(
-                    t.due_us <= now_us,
-                    or_(t.claimed_until_us.is_(None), t.claimed_until_us < now_us),
+                    c.timer_due_us <= now_us,
+                    or_(c.timer_claimed_until_us.is_(None), c.timer_claimed_until_us < now_us),
                 )
-                .order_by(t.due_us)
+                .order_by(c.timer_due_us)
                 .limit(limit)
             )
             if self.postgres:
@@ -480,27 +219,30 @@ class TableStore:
             ids = list((await session.scalars(query)).all())
             if ids:
                 await session.execute(
-                    update(models.timers)
-                    .where(t.table_id.in_(ids))
-                    .values(claimed_until_us=now_us + lease_us, claimed_by=pod)
+                    update(models.tables)
+                    .where(c.table_id.in_(ids))
+                    .values(timer_claimed_until_us=now_us + lease_us, timer_claimed_by=pod)
                 )
             return ids
 
         return await self._transaction(work)
 
     async def next_due_us(self) -> int | None:
+        """When the next timer of any table is due (None: no table has one)."""
         async with self._read() as session:
-            value = await session.scalar(select(func.min(models.timers.c.due_us)))
+            value = await session.scalar(select(func.min(models.tables.c.timer_due_us)))
         return None if value is None else int(value)
 
     async def postpone_timer(self, table_id: str, due_us: int) -> None:
-        """Give a timer back, due again at ``due_us`` (its step failed; try again later)."""
+        """Give a table's timer back to every pod, due again at ``due_us`` (its step failed
+        here; whichever pod is free then tries again)."""
 
         async def work(session: AsyncConnection) -> None:
+            c = models.tables.c
             await session.execute(
-                update(models.timers)
-                .where(models.timers.c.table_id == table_id)
-                .values(due_us=due_us, claimed_until_us=None, claimed_by="")
+                update(models.tables)
+                .where(c.table_id == table_id, c.timer_kind.is_not(None))
+                .values(timer_due_us=due_us, timer_claimed_until_us=None, timer_claimed_by="")
             )
 
         await self._transaction(work)
@@ -529,9 +271,11 @@ class TableStore:
             )
             if not starting or gap <= outage_us:
                 return 0
-            t, c = models.timers.c, models.tables.c
+            c = models.tables.c
             await session.execute(
-                update(models.timers).where(t.kind == "turn").values(due_us=t.due_us + gap)
+                update(models.tables)
+                .where(c.timer_kind == "turn")
+                .values(timer_due_us=c.timer_due_us + gap)
             )
             await session.execute(
                 update(models.tables)
@@ -609,25 +353,27 @@ class TableStore:
             )
             stuck = await session.scalar(
                 select(func.count())
-                .select_from(models.timers)
-                .where(models.timers.c.due_us < now_us - stuck_us)
+                .select_from(models.tables)
+                .where(models.tables.c.timer_due_us < now_us - stuck_us)
             )
         return int(live or 0), int(backlog or 0), int(stuck or 0)
 
 
-def _index_of(drafts: Sequence[EventDraft], draft: EventDraft) -> int:
-    return next(index for index, item in enumerate(drafts) if item is draft)
-
-
-def _stored(row: Any) -> StoredEvent:
-    return StoredEvent(
+def _stored(row: Any) -> EventRow:
+    return EventRow(
         sequence=row.sequence,
         state_version=row.state_version,
         kind=row.kind,
         hand_id=row.hand_id,
         public=bytes(row.public),
-        private=tuple(
-            None if value is None else bytes(value)
-            for value in (row.private_0, row.private_1, row.private_2, row.private_3)
+        private=(
+            _bytes_or_none(row.private_0),
+            _bytes_or_none(row.private_1),
+            _bytes_or_none(row.private_2),
+            _bytes_or_none(row.private_3),
         ),
     )
+
+
+def _bytes_or_none(value: Any) -> bytes | None:
+    return None if value is None else bytes(value)

@@ -8,7 +8,7 @@ tile, the costly discards) is derived again rather than believed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 from okey.v1 import common_pb2
@@ -81,11 +81,18 @@ def seat_views_to_proto(
     return seats, public
 
 
-def serialized_seat_views(state: HandState) -> tuple[list[bytes], bytes]:
+def serialized_seat_views(
+    state: HandState, decorate: Callable[[common_pb2.SeatView], None] | None = None
+) -> tuple[list[bytes], bytes]:
     """``seat_views_to_proto``, serialized: for an answer assembled from bytes (nothing is
     parsed). Each seat's view is the face-up part's bytes followed by the seat's number and rack
-    entries: parsing concatenated messages merges them (repeated fields append)."""
-    shared = _public_view(state).SerializeToString()
+    entries: parsing concatenated messages merges them (repeated fields append). ``decorate``
+    fills in the face-up part's fields the engine does not know (a table's ids, occupants,
+    deadline...) before it is serialized, once for all five."""
+    public = _public_view(state)
+    if decorate is not None:
+        decorate(public)
+    shared = public.SerializeToString()
     entries = rack_entries(state)
     return [shared + own_part(state, seat, entries) for seat in range(len(state.seats))], shared
 

@@ -128,3 +128,28 @@ RACK_ENTRIES: Final[tuple[tuple[bytes, ...], ...]] = tuple(
 SEAT_NUMBERS: Final = tuple(
     common_pb2.SeatView(seat=seat).SerializeToString() for seat in range(SEATS)
 )
+
+
+# --------------------------------------------------------------------------------------------
+# Fields of an answer assembled from serialized parts
+
+# Every one-byte varint (the answers' keys, and many lengths), made once.
+_SMALL_VARINTS: Final = tuple(bytes((value,)) for value in range(0x80))
+
+
+def length_delimited(number: int, payload: bytes) -> bytes:
+    """Field ``number`` holding ``payload`` (a message, serialized) as protobuf's wire format
+    writes it: the key (field number, wire type 2), the length, the bytes."""
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def varint(value: int) -> bytes:
+    """A non-negative integer as a protobuf varint: 7 bits a byte, low bits first."""
+    if value < 0x80:
+        return _SMALL_VARINTS[value]
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)

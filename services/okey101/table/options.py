@@ -1,0 +1,61 @@
+"""The table service's own knobs (``OKEY_TABLE_*`` variables; see docs/configuration.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TableOptions:
+    """The table service's own knobs (``OKEY_TABLE_*`` variables; see docs/configuration.md)."""
+
+    #: How long a bot (or an away player's bot) waits before its turn, so people can follow.
+    bot_move_seconds: float = 0.8
+    #: The pause between a hand's end and the next deal (the score sheet is on screen).
+    next_hand_seconds: float = 5.0
+    #: A player's turn time where the rule set leaves it to the table (turn_seconds 0); 0: none.
+    default_turn_seconds: int = 60
+    #: Turns in a row a player may miss before a bot keeps the seat until they are back.
+    missed_turns_before_away: int = 2
+    #: How often the timer worker looks for due timers when nothing wakes it.
+    poll_seconds: float = 0.5
+    #: How long a claimed timer is this pod's before another may take it over.
+    timer_lease_seconds: float = 15.0
+    #: No pod alive for longer than this: the gap is not charged to players' turns.
+    outage_seconds: float = 5.0
+    #: A timer overdue by more than this counts as a stuck table.
+    stuck_seconds: float = 60.0
+    #: Deadline of each call to the rules and bot services.
+    peer_timeout_seconds: float = 3.0
+    #: How often the watchdog refreshes the deployment-wide gauges.
+    watchdog_seconds: float = 5.0
+
+    @classmethod
+    def from_environ(cls, environ: dict[str, str] | None = None) -> TableOptions:
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for spec in dataclasses.fields(cls):
+            raw = env.get(f"OKEY_TABLE_{spec.name.upper()}")
+            if raw is None or not raw.strip():
+                continue
+            try:
+                number = float(raw) if spec.type == "float" else int(raw)
+            except ValueError:
+                raise ValueError(
+                    f"OKEY_TABLE_{spec.name.upper()} must be a number, not {raw!r}"
+                ) from None
+            if number < 0:
+                raise ValueError(f"OKEY_TABLE_{spec.name.upper()} must not be negative")
+            values[spec.name] = number
+        return cls(**values)
+
+
+def us(seconds: float) -> int:
+    """Seconds as integer microseconds (every instant the table keeps is one)."""
+    return round(seconds * 1_000_000)
+
+
+__all__ = ["TableOptions", "us"]
