@@ -18,8 +18,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Final
 
-import grpc
-import grpc.aio
+import structlog
 from okey.v1 import bot_pb2, bot_pb2_grpc, common_pb2, table_pb2
 
 from okey101.engine.bots.entry_points import fallback_decision
@@ -27,6 +26,8 @@ from okey101.engine.hand import HandState
 from okey101.engine.view import view as engine_view
 from okey101.platform import convert
 from okey101.platform.clients import Peers
+from okey101.platform.errors import Internal
+from okey101.platform.peers import PeerError, call_peer
 from okey101.table import events, metrics
 from okey101.table.change import Change
 from okey101.table.core import TableCore
@@ -35,9 +36,10 @@ from okey101.table.errors import NotReady, Stale
 from okey101.table.live import LiveTable
 from okey101.table.moves import action_kinds, plan_moves
 from okey101.table.options import TableOptions
-from okey101.table.peers import peer_error
 from okey101.table.records import DealInfo, TableRecord, TimerRecord
 from okey101.table.views import hand_live
+
+_log = structlog.get_logger("okey101.table")
 
 #: The most events of a hand a hard bot's history holds.
 _HISTORY_LIMIT: Final = 1000
@@ -165,14 +167,22 @@ class Autoplay:
         if level == common_pb2.BOT_LEVEL_HARD:
             request.history.extend(await self._history(live, seat))
         try:
-            answer = await self._bot.NextStep(
-                request, metadata=self.peers.metadata(), timeout=self.options.peer_timeout_seconds
+            answer = await call_peer(
+                self._bot.NextStep,
+                request,
+                metadata=self.peers.metadata(),
+                timeout=self.options.peer_timeout_seconds,
+                unavailable=lambda: NotReady("BOT_UNAVAILABLE"),
             )
             return list(answer.actions)
-        except grpc.aio.AioRpcError as error:
-            problem = peer_error(error, "BOT_UNAVAILABLE")
-            if not isinstance(problem, NotReady):
-                raise problem from None
+        except NotReady:
+            pass  # the bot service gave no verdict: the engine's fallback decides
+        except PeerError as refused:
+            problem = refused.rebuilt()
+            if problem is None:
+                _log.error("unexpected answer from the bot service", code=refused.code.name)
+                raise Internal("INTERNAL") from None
+            raise problem from None
         metrics.BOT_FALLBACKS.inc()
         rules = convert.rules_from_proto(record.rules_message())
         decision = fallback_decision(engine_view(state, seat), rules, seed)

@@ -22,12 +22,17 @@ from okey101.platform.database import (
     outage_as,
     row_mapping,
 )
+from okey101.platform.idempotency import CallKey, ScopedAnswers, Stored
 from okey101.table import models
 from okey101.table.errors import NotReady
 from okey101.table.journal import EventRow
 from okey101.table.records import TableRecord
 
 _T = TypeVar("_T")
+#: The table's stored answers (``platform.idempotency``): one per request id, scoped by caller
+#: and method, beside the table the request was about. Changes to a table store theirs in the
+#: journal's write; a new table's is claimed with the table (``create``).
+ANSWERS: Final = ScopedAnswers(models.requests, scope="table_id")
 _PRIVATE: Final = (
     models.events.c.private_0,
     models.events.c.private_1,
@@ -71,16 +76,10 @@ class TableStore:
     async def answer(self, caller: str, method: str, request_id: str) -> tuple[str, bytes] | None:
         """The table and the answer stored for a request id, if it was answered."""
         async with self._read() as session:
-            found = (
-                await session.execute(
-                    select(models.requests.c.table_id, models.requests.c.response).where(
-                        models.requests.c.caller == caller,
-                        models.requests.c.method == method,
-                        models.requests.c.request_id == request_id,
-                    )
-                )
-            ).first()
-        return None if found is None else (found.table_id, bytes(found.response))
+            stored = await ANSWERS.load(session, CallKey(method, caller, request_id))
+        if stored is None or stored.asked is None or stored.answer is None:
+            return None
+        return stored.asked.decode(), stored.answer
 
     async def events_after(
         self, table_id: str, after: int, *, limit: int = 500, hand_id: str | None = None
@@ -169,17 +168,12 @@ class TableStore:
 
         async def work(session: AsyncConnection) -> bool:
             caller, method, request_id, response = answer
-            stored = await session.execute(
-                insert_ignoring_conflicts(models.requests, self.database.dialect).values(
-                    caller=caller,
-                    method=method,
-                    request_id=request_id,
-                    table_id=row["table_id"],
-                    response=response,
-                    created_us=row["created_us"],
-                )
+            claimed = await ANSWERS.claim(
+                session,
+                CallKey(method, caller, request_id),
+                Stored(str(row["table_id"]).encode(), response),
             )
-            if stored.rowcount == 0:
+            if not claimed:
                 return False
             await session.execute(models.tables.insert().values(**row))
             return True
