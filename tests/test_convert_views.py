@@ -232,4 +232,4 @@ def test_the_serialized_apply_answer_is_the_answer_built_as_messages(preset: str
 def test_a_length_delimited_field_is_written_as_protobuf_writes_it(size: int) -> None:
     inner = common_pb2.SeatView(table_id="x" * size).SerializeToString()
     whole = rules_pb2.ApplyActionResponse(spectator_view=common_pb2.SeatView.FromString(inner))
-    assert rules_service._length_delimited(4, inner) == whole.SerializeToString()
+    assert wire.length_delimited(4, inner) == whole.SerializeToString()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -391,9 +392,18 @@ def test_the_integration_guides_example_plays_a_match_across_a_table_restart(
         assert child.stdout is not None
         first = child.stdout.readline()
         assert first.startswith("playing at table "), child.stderr.read() if child.stderr else ""
+        # Its first turn (it prints the refusal of a second draw then): its stream is open.
+        refusal = child.stdout.readline()
         # The table service restarts (drains, stops, starts on the same port) while it plays.
-        stack.restart("table")
+        # The client is paused meanwhile: the table plays a whole match in well under a second,
+        # and the restart must fall in the middle of it (the client finds its stream ended).
+        child.send_signal(signal.SIGSTOP)
+        try:
+            stack.restart("table")
+        finally:
+            child.send_signal(signal.SIGCONT)
         out, err = child.communicate(timeout=180)
+        out = refusal + out
     finally:
         if child.poll() is None:
             child.kill()

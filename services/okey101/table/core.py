@@ -125,6 +125,9 @@ class TableCore:
                     continue
                 except AlreadyAnswered as answered:
                     return Outcome(None, self._same_table(answered, table_id, answer_key))
+                except BaseException:
+                    live.stale = True  # written or not: the database says which
+                    raise
                 live.apply(sealed)
             self._publish(live, sealed)
             return Outcome(sealed, sealed.answer)

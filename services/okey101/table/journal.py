@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -364,12 +365,26 @@ def _pg_arguments(write: Write) -> list[Any]:
 
 
 def _pg_unreachable(error: BaseException) -> bool:
-    if isinstance(error, OSError | asyncpg.exceptions.ConnectionDoesNotExistError):
+    if isinstance(error, OSError | TimeoutError | asyncpg.exceptions.ConnectionDoesNotExistError):
         return True
-    if isinstance(error, asyncpg.exceptions.InterfaceError | asyncpg.PostgresConnectionError):
+    if isinstance(
+        error,
+        asyncpg.exceptions.InterfaceError
+        | asyncpg.PostgresConnectionError
+        | asyncpg.exceptions.InternalClientError,
+    ):
         return True
     code = getattr(error, "sqlstate", None) or ""
     return code.startswith("08") or code in _PG_UNREACHABLE
+
+
+async def _release(pool: asyncpg.Pool, connection: asyncpg.Connection) -> None:
+    """Give ``connection`` back to ``pool``; one that cannot be reset is closed instead."""
+    try:
+        await pool.release(connection)
+    except Exception:
+        with contextlib.suppress(Exception):
+            connection.terminate()
 
 
 class PostgresJournal(TableJournal):
@@ -403,14 +418,26 @@ class PostgresJournal(TableJournal):
     async def _run(self, work: Callable[[asyncpg.Connection], Any]) -> Any:
         pool = await self._connections()
         try:
-            async with pool.acquire() as connection:
-                return await work(connection)
-        except (Stale, AlreadyAnswered):
-            raise
+            connection = await pool.acquire()
         except Exception as error:
             if _pg_unreachable(error):
                 raise NotReady("DATABASE_UNAVAILABLE") from error
             raise
+        try:
+            result = await work(connection)
+        except (Stale, AlreadyAnswered):
+            await _release(pool, connection)
+            raise
+        except BaseException as error:
+            # A connection an operation failed on (or was cancelled on) is not used again.
+            with contextlib.suppress(Exception):
+                connection.terminate()
+            await _release(pool, connection)
+            if isinstance(error, Exception) and _pg_unreachable(error):
+                raise NotReady("DATABASE_UNAVAILABLE") from error
+            raise
+        await _release(pool, connection)
+        return result
 
     async def write(self, write: Write) -> None:
         arguments = _pg_arguments(write)
