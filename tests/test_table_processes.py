@@ -39,6 +39,7 @@ from okey101.stack import free_port, wait_serving
 
 pytestmark = pytest.mark.slow
 PLAYERS = ("ada", "bea", "cem", "deniz")
+BOT = common_pb2.OCCUPANT_KIND_BOT
 ACTIVE = (common_pb2.PHASE_FIRST, common_pb2.PHASE_DRAW, common_pb2.PHASE_PLAY)
 
 
@@ -59,7 +60,7 @@ def postgres() -> Iterator[str]:
 
 @contextmanager
 def table_process(
-    var_dir: Path, url: str, peers: tuple[Any, Any, Any]
+    var_dir: Path, url: str, peers: tuple[Any, Any, Any], **settings: str
 ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     rules, bot, scoring = peers
     port = free_port()
@@ -75,6 +76,7 @@ def table_process(
         "OKEY_TABLE_BOT_MOVE_SECONDS": "0",
         "OKEY_TABLE_NEXT_HAND_SECONDS": "0",
         "OKEY_TABLE_POLL_SECONDS": "0.05",
+        **settings,
     }
     child = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -334,3 +336,142 @@ def test_two_table_processes_share_a_table_and_every_watcher_sees_every_event_on
         assert len(moved) > 20
 
     asyncio.run(scenario())
+
+
+def replayed_result(record: table_pb2.HandRecord) -> Any:
+    """The result of the record's moves applied in order from its deal (a move applied twice,
+    or one missing, would be refused on the way or give another result)."""
+    rules = convert.rules_from_proto(record.rules)
+    state = deal(rules, record.dealer, [tile_by_id(i) for i in record.deck_tile_ids])
+    for move in record.moves:
+        state, _ = apply(state, move.seat, convert.action_from_proto(move.action))
+    assert state.result is not None
+    return convert.hand_result_to_proto(state.result, state)
+
+
+def test_the_process_that_served_a_table_from_memory_killed_another_carries_on(
+    postgres: str, tmp_path: Path
+) -> None:
+    """Two table processes on one database. Tables of two players and two of the table's bots
+    are created and played through the first, which keeps them live in its memory and holds
+    their timers (the bots' steps). It is killed (SIGKILL) mid-hand; the players turn to the
+    second, which rebuilds each table from the database (its snapshot and the moves since),
+    takes over the timers the dead one held once their lease has run out, and plays on: every
+    hand ends, its log numbered with no gap or repeat, its record replaying to its result, and
+    every move a player was answered for is in it once."""
+    lease = {"OKEY_TABLE_TIMER_LEASE_SECONDS": "1"}
+    one_hand = _one_hand()
+
+    async def play_seat(
+        endpoint: Endpoint, table_id: str, seat: int, answered: list[bytes]
+    ) -> None:
+        auth = clients.auth(PLAYERS[seat])
+        while True:
+            view = (
+                await retrying(
+                    lambda stub: stub.GetSeatView,
+                    table_pb2.GetSeatViewRequest(table_id=table_id, seat=seat),
+                    auth,
+                    endpoint,
+                )
+            ).view
+            if view.phase == common_pb2.PHASE_ENDED or view.hand_number > 1:
+                return
+            if view.phase not in ACTIVE or view.turn != seat:
+                await asyncio.sleep(0.01)
+                continue
+            actions = seeded_actions(view)
+            request = table_pb2.ActRequest(
+                request_id=uuid.uuid4().hex, table_id=table_id, seat=seat, actions=actions,
+                expected_state_version=view.state_version,
+            )  # fmt: skip
+            try:
+                await retrying(lambda stub: stub.Act, request, auth, endpoint)
+            except grpc.aio.AioRpcError as error:
+                if error.code() != grpc.StatusCode.ABORTED:
+                    raise
+                continue
+            answered.extend(action.SerializeToString(deterministic=True) for action in actions)
+
+    clients = Clients(tmp_path)
+
+    async def scenario() -> tuple[list[table_pb2.HandRecord], dict[str, list[bytes]]]:
+        service = clients.auth("test-lobby", "service")
+        async with peer_services(tmp_path) as peers:
+            with (
+                table_process(tmp_path, postgres, peers, **lease) as (first, target_a),
+                table_process(tmp_path, postgres, peers, **lease) as (_second, target_b),
+            ):
+                await wait_serving(target_a)
+                await wait_serving(target_b)
+                endpoint = Endpoint(target_a)
+                stub = endpoint.stub()
+                table_ids = []
+                for _ in range(3):
+                    table = (
+                        await stub.CreateTable(
+                            table_pb2.CreateTableRequest(
+                                request_id=uuid.uuid4().hex, rules=one_hand,
+                                seats=[table_pb2.SeatSetup(seat=s, kind=BOT) for s in (2, 3)],
+                            ),
+                            metadata=service,
+                        )
+                    ).table  # fmt: skip
+                    for seat in (0, 1):
+                        await stub.Sit(
+                            table_pb2.SitRequest(
+                                request_id=f"sit-{seat}", table_id=table.table_id, seat=seat
+                            ),
+                            metadata=clients.auth(PLAYERS[seat]),
+                        )
+                    await stub.Start(
+                        table_pb2.StartRequest(request_id="go", table_id=table.table_id),
+                        metadata=service,
+                    )
+                    table_ids.append(table.table_id)
+                answered: dict[str, list[bytes]] = {table_id: [] for table_id in table_ids}
+                players = [
+                    asyncio.ensure_future(play_seat(endpoint, t, seat, answered[t]))
+                    for t in table_ids
+                    for seat in (0, 1)
+                ]
+                while min(len(moves) for moves in answered.values()) < 6:
+                    await asyncio.sleep(0.01)
+                first.send_signal(signal.SIGKILL)
+                first.wait()
+                endpoint.target = target_b
+                await asyncio.wait_for(asyncio.gather(*players), 180)
+                records = [
+                    (
+                        await endpoint.stub().GetHandRecord(
+                            table_pb2.GetHandRecordRequest(hand_id=f"{t}-h1"), metadata=service
+                        )
+                    ).record
+                    for t in table_ids
+                ]
+                for table_id in table_ids:
+                    table = (
+                        await endpoint.stub().GetTable(
+                            table_pb2.GetTableRequest(table_id=table_id), metadata=service
+                        )
+                    ).table
+                    events = await all_events(
+                        endpoint, target_b, service, table_id, table.last_sequence
+                    )
+                    assert [e.sequence for e in events] == list(range(1, table.last_sequence + 1))
+                    assert len({e.SerializeToString() for e in events}) == len(events)
+                await endpoint.close()
+        return records, answered
+
+    records, answered = asyncio.run(scenario())
+    for record in records:
+        assert replayed_result(record) == record.result
+        recorded = [m.action.SerializeToString(deterministic=True) for m in record.moves]
+        players_moves = [
+            m.action.SerializeToString(deterministic=True) for m in record.moves if m.seat < 2
+        ]
+        mine = answered[record.table_id]
+        # Every move a player was answered for is in the record, once, in order (and none that
+        # was not answered: a call cut by the kill was retried, and answered, with its id).
+        assert players_moves == mine
+        assert len(recorded) > len(mine)  # the bots played too, before and after the kill

@@ -34,6 +34,9 @@ event logs, read back with WatchTable), ``lost_hands`` (hands ended at a table t
 their score sheet in scoring exactly once, checked after the outbox has had up to a minute to
 drain), ``sequence_gaps`` (tables whose event log is not numbered 1, 2, 3...), ``peak_rss_mb``
 and ``cpu_percent`` (of one core, over the measured minutes) per service from ``/proc``,
+``moves_applied`` (every move the tables applied over those minutes, players', bots' and
+timeouts', from the table service's ``okey_moves_total``) and ``cpu_us_per_move`` (each
+service's processor time, user and system, divided by ``moves_applied``),
 ``client_cpu_percent`` (this process, the players: a client that cannot keep up shows here),
 ``login_seconds`` and ``seating_seconds`` (logging every guest in, then until every table was
 seated: the lobby's part), the load average before and after, and ``cpu_stalled_percent``:
@@ -54,10 +57,12 @@ import json
 import os
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 from okey.v1 import common_pb2
+from prometheus_client.parser import text_string_to_metric_families
 
 from okey101.bench import load_stack
 from okey101.bench.load_stack import Figures, Guest, Play, Seating, StackClient
@@ -209,6 +214,7 @@ async def _play(
             await asyncio.sleep(0.1)
         seating = round(time.monotonic() - seating_began, 1)
         cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        applied_before = moves_applied(stack.ports["table"][1])
         client_before = time.process_time()
         stall_before = load_stack.cpu_stall_us()
         times_before = load_stack.cpu_times()
@@ -220,6 +226,7 @@ async def _play(
         elapsed = time.perf_counter() - began
         figures.recording = False
         cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        applied = moves_applied(stack.ports["table"][1]) - applied_before
         client_cpu = round((time.process_time() - client_before) / elapsed * 100, 1)
         stall_after = load_stack.cpu_stall_us()
         times_after = load_stack.cpu_times()
@@ -249,11 +256,12 @@ async def _play(
     finally:
         await client.close()
     cpu: dict[str, float | None] = {}
+    per_move: dict[str, float | None] = {}
     for name in SERVICES:
         before, after = cpu_before.get(name), cpu_after.get(name)
-        cpu[name] = (
-            None if before is None or after is None else round((after - before) / elapsed * 100, 1)
-        )
+        used = None if before is None or after is None else after - before
+        cpu[name] = None if used is None else round(used / elapsed * 100, 1)
+        per_move[name] = None if used is None or not applied else round(used * 1e6 / applied)
     return {
         "moves_per_second": round(moves / elapsed, 1),
         "p50_ms": round(percentile(latencies, 50), 2) if latencies else None,
@@ -263,6 +271,8 @@ async def _play(
         "slow_moves_worst_seconds": dict(slow_seconds.most_common(5)),
         "client_gc_pauses_over_50_ms": pauses.long,
         "moves": moves,
+        "moves_applied": applied,
+        "cpu_us_per_move": per_move,
         "errors": figures.errors,
         "errors_by_code": figures.codes(),
         "error_samples": figures.samples[:5],
@@ -282,6 +292,21 @@ async def _play(
         "cpu_stalled_percent": stalled,
         "cpu_steal_percent": stolen,
     }
+
+
+def moves_applied(metrics_port: int) -> int:
+    """Every move the table service has applied (``okey_moves_total``: players', bots' and
+    timeouts'), read from its metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as page:
+        text = page.read().decode()
+    return round(
+        sum(
+            sample.value
+            for family in text_string_to_metric_families(text)
+            for sample in family.samples
+            if sample.name == "okey_moves_total"
+        )
+    )
 
 
 def run(

@@ -191,6 +191,37 @@ def _bench_load(args: argparse.Namespace) -> int:
     )
 
 
+def _add_bench_tournament(targets: Commands) -> None:
+    parser = targets.add_parser(
+        "tournament",
+        help="a hosted tournament of PLAYERS registered players, run to its winner",
+        description="Start the five services as processes with temporary PostgreSQL databases "
+        "(or SQLite), log PLAYERS guests in, register them for one tournament through the lobby "
+        "and play every seat they are given from outside through the public API, round after "
+        "round, until the tournament has its winner; then check every hand and match against "
+        "scoring and every player against the standings. Exit status 1 unless it finished with "
+        "no error and nothing lost.",
+    )
+    parser.add_argument("--players", type=positive_int, default=64, help="registered players")
+    parser.add_argument("--hands", type=positive_int, default=1, help="hands a match")
+    parser.add_argument("--sqlite", action="store_true", help="SQLite files, not PostgreSQL")
+    parser.add_argument(
+        "--database-url",
+        help="the PostgreSQL server to make the databases on (default: OKEY_TEST_DATABASE_URL, "
+        "else postgresql://postgres@127.0.0.1:5432/test)",
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(handler=_bench_tournament)
+
+
+def _bench_tournament(args: argparse.Namespace) -> int:
+    from okey101.bench import tournament_bench
+
+    return tournament_bench.main(
+        args.players, args.hands, args.sqlite, args.database_url, args.json
+    )
+
+
 # Each adds one ``okey101 bench TARGET`` subcommand.
 BENCH_TARGETS: tuple[Callable[[Commands], None], ...] = (
     _add_bench_solver,
@@ -198,6 +229,7 @@ BENCH_TARGETS: tuple[Callable[[Commands], None], ...] = (
     _add_bench_rules,
     _add_bench_bots,
     _add_bench_table,
+    _add_bench_tournament,
     _add_bench_load,
 )
 

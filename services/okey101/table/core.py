@@ -114,6 +114,7 @@ class TableCore:
                         continue  # memory was behind: plan again on the table reloaded
                     raise
                 sealed = seal(change, pod=self.pod, lease_us=us(self.options.timer_lease_seconds))
+                live.writing = sealed.record.revision
                 try:
                     await self.journal.write(sealed.write)
                 except Stale:
@@ -128,6 +129,8 @@ class TableCore:
                 except BaseException:
                     live.stale = True  # written or not: the database says which
                     raise
+                finally:
+                    live.writing = 0
                 live.apply(sealed)
             self._publish(live, sealed)
             return Outcome(sealed, sealed.answer)

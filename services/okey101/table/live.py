@@ -71,6 +71,8 @@ class LiveTable:
         self._changed = asyncio.Event()
         #: This pod holds the table's timer and runs it from memory (``timers``).
         self.holds_timer = False
+        #: The revision a write of this pod is making now (its own notification is no news).
+        self.writing = 0
 
     # ----------------------------------------------------------------------------------------
     # Reading
@@ -183,12 +185,11 @@ class LiveTables:
         return list(self._tables.values())
 
     async def get(self, table_id: str) -> LiveTable:
-        """The live table (loaded if this pod does not have it; reloaded if stale and nobody is
-        changing it); TABLE_NOT_FOUND if there is no such table."""
+        """The live table (loaded if this pod does not have it, reloaded if stale);
+        TABLE_NOT_FOUND if there is no such table."""
         live = self._tables.get(table_id)
         if live is not None:
-            if live.stale and not live.lock.locked():
-                await self.refresh(live)
+            await self.fresh(live)
             return live
         loading = self._loading.get(table_id)
         if loading is not None:
@@ -210,10 +211,13 @@ class LiveTables:
 
     async def refresh(self, live: LiveTable) -> None:
         """Reload ``live`` from the database, keeping its watchers and the events they have
-        not seen yet."""
+        not seen yet (the caller holds its lock: nothing changes it meanwhile)."""
         snapshot = await self.journal.load(live.table_id)
         if snapshot is None:
             raise Missing("TABLE_NOT_FOUND", table_id=live.table_id)
+        if snapshot.row["revision"] < live.record.revision:
+            live.stale = False  # this pod's copy is the newer one (a read raced a write)
+            return
         record, state, deal = await self._rebuild(snapshot)
         known = live.events[-1].sequence if live.events else live.record.last_sequence
         missing: list[EventRow] = []
@@ -234,8 +238,8 @@ class LiveTables:
         """Another pod wrote ``table_id`` at ``revision``: if it is newer than this pod's
         copy, the copy is stale; its watchers get the new events from one read."""
         live = self._tables.get(table_id)
-        if live is None or live.record.revision >= revision:
-            return
+        if live is None or max(live.record.revision, live.writing) >= revision:
+            return  # nothing newer than this pod's copy (or than the write it is making)
         live.stale = True
         if live.watchers and table_id not in self._refreshing:
             task = asyncio.create_task(self._refresh_quietly(live))

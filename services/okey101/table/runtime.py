@@ -136,7 +136,8 @@ class Workers:
 
     async def _step(self, table_id: str, *, held: bool) -> None:
         """One due step (``autoplay``): ``held``, a timer this pod holds (skipped if another
-        pod has written the table since); else one claimed from the database."""
+        pod has written the table since); else one claimed from the database. Whatever the
+        step comes to, the table's timer, if this pod holds it, is held again afterwards."""
         async with self._slots:
             try:
                 if held:
@@ -152,6 +153,19 @@ class Workers:
             except Exception:
                 _log.exception("timer step failed: retrying", table_id=table_id)
                 await self._retry_later(table_id, held=held)
+            finally:
+                await self._hold_again(table_id)
+
+    async def _hold_again(self, table_id: str) -> None:
+        """Hold the table's timer again if it is this pod's and nothing holds it (a step that
+        found the table moved on leaves the table's new timer unheld here)."""
+        kept = self.core.tables.cached(table_id)
+        if kept is None or kept.holds_timer or not self._running:
+            return
+        with contextlib.suppress(Exception):  # the next call reloads it
+            await self.core.tables.fresh(kept)
+        if not kept.stale:
+            self.schedule(kept)
 
     async def _retry_later(self, table_id: str, *, held: bool) -> None:
         if held and self._running:

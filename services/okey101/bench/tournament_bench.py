@@ -1,0 +1,258 @@
+"""``okey101 bench tournament``: a hosted tournament of N registered players, end to end.
+
+The five services run as processes (``okey101.stack``, as ``bench load`` runs them), on
+temporary PostgreSQL databases or SQLite files. N guests log in through the lobby and register
+for one tournament (oyna, ``--hands`` hands a match, one player of each table advancing), which
+the lobby starts: it seats each round's players at tables of four (the table's bots fill what is
+left), and every seat a player holds is played **from outside, through the public API**, as
+``bench load`` plays it (GetSeatView, the bot service's NextStep at level easy, Act). When a
+round's tables have ended the lobby plays the next, until the final table has its winner.
+
+The last line is JSON: ``players``, ``rounds``, ``tables_played``, ``hands``, ``moves``,
+``seconds`` (from the start to the winner), ``finished`` (the tournament has its winner),
+``winner_player_id``, ``errors`` (failed calls other than stale or refused moves),
+``lost_hands`` (hands ended at a table that are not on their match's score sheet exactly once),
+``unrecorded_matches`` (matches over at a table that scoring does not have as ended),
+``unstanded_players`` (registered players missing from the tournament's standings), and each
+service's processor time and peak memory. Exit status 1 unless it finished with no error and
+nothing lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from okey.v1 import common_pb2, lobby_pb2, table_pb2
+
+from okey101.bench import load_stack
+from okey101.bench.load_stack import Figures, Guest, Play, Seating, StackClient
+from okey101.bench.rules_bench import cpu_seconds
+
+SERVICES = ("rules", "bot", "scoring", "table", "lobby")
+
+
+async def _create(client: StackClient, players: int, hands: int) -> str:
+    created = await client.rpc(
+        lambda c: c.lobby.CreateTournament,
+        lobby_pb2.CreateTournamentRequest(
+            request_id=uuid.uuid4().hex,
+            name=f"Bench cup of {players}",
+            rules=common_pb2.RuleSet(
+                preset=common_pb2.RULE_PRESET_OYNA,
+                match_end=common_pb2.MATCH_END_FIXED_HANDS,
+                match_hands=hands,
+            ),
+            max_players=players,
+            advance_per_table=1,
+            bot_level=common_pb2.BOT_LEVEL_EASY,
+        ),
+        client.service_auth,
+        name="CreateTournament",
+    )
+    return str(created.tournament.tournament_id)
+
+
+async def _register(client: StackClient, tournament_id: str, guests: list[Guest]) -> None:
+    slots = asyncio.Semaphore(16)
+
+    async def one(guest: Guest) -> None:
+        async with slots:
+            await client.rpc(
+                lambda c: c.lobby.RegisterForTournament,
+                lobby_pb2.RegisterForTournamentRequest(
+                    request_id=uuid.uuid4().hex, tournament_id=tournament_id
+                ),
+                guest.auth,
+                name="RegisterForTournament",
+            )
+
+    await asyncio.gather(*(one(guest) for guest in guests))
+
+
+async def _tournament(client: StackClient, tournament_id: str) -> lobby_pb2.Tournament:
+    answer = await client.rpc(
+        lambda c: c.lobby.GetTournament,
+        lobby_pb2.GetTournamentRequest(tournament_id=tournament_id),
+        client.service_auth,
+        name="GetTournament",
+    )
+    tournament: lobby_pb2.Tournament = answer.tournament
+    return tournament
+
+
+async def _seating(
+    client: StackClient, table_id: str, by_player: dict[str, Guest]
+) -> Seating | None:
+    """Our players' seats at ``table_id`` (None if none of ours sits there)."""
+    table = (
+        await client.rpc(
+            lambda c: c.table.GetTable,
+            table_pb2.GetTableRequest(table_id=table_id),
+            client.service_auth,
+            name="GetTable",
+        )
+    ).table
+    seating = Seating(table_id)
+    for index, occupant in enumerate(table.seats):
+        guest = by_player.get(occupant.player_id)
+        if guest is not None and occupant.kind == common_pb2.OCCUPANT_KIND_PLAYER:
+            seating.seats[index] = guest
+    return seating if seating.seats else None
+
+
+async def _standings(client: StackClient, tournament_id: str) -> set[str]:
+    players: set[str] = set()
+    token = ""
+    while True:
+        answer = await client.rpc(
+            lambda c: c.lobby.GetTournamentStandings,
+            lobby_pb2.GetTournamentStandingsRequest(
+                tournament_id=tournament_id, page_size=500, page_token=token
+            ),
+            client.service_auth,
+            name="GetTournamentStandings",
+        )
+        players.update(line.player_id for line in answer.standings)
+        token = answer.next_page_token
+        if not token:
+            return players
+
+
+async def _play(
+    stack: Any, var_dir: Path, players: int, hands: int, timeout: float
+) -> dict[str, Any]:
+    figures = Figures(recording=True)
+    addresses = {name: stack.address(name) for name in SERVICES}
+    client = StackClient(addresses, var_dir, figures)
+    pids = {name: stack.services[name].process.pid for name in SERVICES}
+    play = Play(decide=load_stack.bot_service_decider(client), pace=0.0, poll_seconds=0.02)
+    drivers: dict[str, asyncio.Task[bool]] = {}
+    stop = asyncio.Event()
+    try:
+        guests = await load_stack.login_guests(client, players)
+        by_player = {guest.player_id: guest for guest in guests}
+        tournament_id = await _create(client, players, hands)
+        await _register(client, tournament_id, guests)
+        cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        began = time.monotonic()
+        await client.rpc(
+            lambda c: c.lobby.StartTournament,
+            lobby_pb2.StartTournamentRequest(
+                request_id=uuid.uuid4().hex, tournament_id=tournament_id
+            ),
+            client.service_auth,
+            name="StartTournament",
+        )
+        tournament = await _tournament(client, tournament_id)
+        while time.monotonic() - began < timeout:
+            tournament = await _tournament(client, tournament_id)
+            for round_ in tournament.rounds:
+                for table_id in round_.table_ids:
+                    if table_id in drivers:
+                        continue
+                    seating = await _seating(client, table_id, by_player)
+                    if seating is not None:
+                        drivers[table_id] = asyncio.create_task(
+                            load_stack.drive(client, seating, play, stop)
+                        )
+            if tournament.state == lobby_pb2.TOURNAMENT_STATE_FINISHED:
+                break
+            await asyncio.sleep(0.5)
+        seconds = time.monotonic() - began
+        cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        stop.set()
+        if drivers:
+            await asyncio.wait(list(drivers.values()), timeout=60)
+        for task in drivers.values():
+            task.cancel()
+        await asyncio.gather(*drivers.values(), return_exceptions=True)
+        checked = await load_stack.audit(client, list(drivers), drain_seconds=60)
+        standing = await _standings(client, tournament_id)
+        peak = {name: load_stack.peak_rss_mb(pid) for name, pid in pids.items()}
+    finally:
+        await client.close()
+    cpu: dict[str, float | None] = {}
+    for name in SERVICES:
+        before, after = cpu_before.get(name), cpu_after.get(name)
+        cpu[name] = None if before is None or after is None else round(after - before, 1)
+    finished = tournament.state == lobby_pb2.TOURNAMENT_STATE_FINISHED
+    return {
+        "players": players,
+        "hands_per_match": hands,
+        "rounds": len(tournament.rounds),
+        "tables_played": len(drivers),
+        "hands": checked.hands,
+        "moves": figures.moves,
+        "seconds": round(seconds, 1),
+        "finished": finished and bool(tournament.winner_player_id),
+        "winner_player_id": tournament.winner_player_id,
+        "errors": figures.errors,
+        "errors_by_code": figures.codes(),
+        "error_samples": figures.samples[:5],
+        "throttled": dict(figures.throttled),
+        "lost_hands": len(checked.lost),
+        "unrecorded_matches": len(checked.unrecorded_matches),
+        "sequence_gaps": len(checked.gaps),
+        "unstanded_players": len(set(by_player) - standing),
+        "cpu_seconds": cpu,
+        "peak_rss_mb": peak,
+    }
+
+
+def run(
+    players: int,
+    hands: int = 1,
+    *,
+    sqlite: bool = False,
+    database_url: str | None = None,
+    timeout: float = 3600.0,
+) -> dict[str, Any]:
+    """Start the stack, run the tournament to its winner, audit, stop; the figures."""
+    from okey101.stack import local_stack
+
+    base = (
+        database_url or os.environ.get(load_stack.DATABASE_ENV) or load_stack.DEFAULT_DATABASE_URL
+    )
+    with contextlib.ExitStack() as cleanup:
+        var_dir = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="okey101-cup-")))
+        databases = None
+        if not sqlite:
+            databases = cleanup.enter_context(load_stack.temporary_databases(base, "okey_cup"))
+        env = load_stack.stack_environment(databases)
+        stack = cleanup.enter_context(local_stack(var_dir, env=env, services=SERVICES))
+        figures = asyncio.run(_play(stack, var_dir, players, hands, timeout))
+    figures["database"] = "sqlite" if sqlite else "postgresql"
+    return figures
+
+
+def main(
+    players: int, hands: int, sqlite: bool, database_url: str | None, as_json: bool
+) -> int:
+    figures = run(players, hands, sqlite=sqlite, database_url=database_url)
+    print(
+        f"tournament: {figures['players']} players ({figures['database']}), "
+        f"{figures['rounds']} rounds, {figures['tables_played']} tables, {figures['hands']} "
+        f"hands in {figures['seconds']} s; finished {figures['finished']}; "
+        f"{figures['errors']} errors, {figures['lost_hands']} lost hands"
+    )
+    if as_json:
+        print(json.dumps(figures, sort_keys=True))
+    clean = (
+        figures["finished"]
+        and figures["errors"] == 0
+        and figures["lost_hands"] == 0
+        and figures["unrecorded_matches"] == 0
+        and figures["unstanded_players"] == 0
+    )
+    return 0 if clean else 1
+
+
+__all__ = ["main", "run"]
