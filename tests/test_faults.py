@@ -812,9 +812,12 @@ def test_sigterm_drains_a_table_process_and_clients_finish_on_another(
         watches = [Watch(client, s, seat) for s in seated for seat in s.seats]
         watching = [asyncio.create_task(w.run()) for w in watches]
         moved: collections.Counter[str] = collections.Counter()
+        # At a brisk pace (a hand takes seconds): the matches must outlast the 2 s drain.
         drivers = [
             asyncio.create_task(
-                drive(client, s, play(), on_move=lambda s, _seat: moved.update([s.table_id]))
+                drive(
+                    client, s, play(pace=20.0), on_move=lambda s, _seat: moved.update([s.table_id])
+                )
             )
             for s in seated
         ]

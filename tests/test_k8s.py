@@ -60,7 +60,7 @@ WORKLOADS = ("Deployment", "StatefulSet", "Job")
 
 # The design (docs/architecture.md and the issue): who calls whom, who has a database, who signs
 # service tokens (every service that calls another), who clients reach.
-CALLS = {("lobby", "table"), ("lobby", "scoring"), ("table", "rules"), ("table", "bot")}
+CALLS = {("lobby", "table"), ("lobby", "scoring"), ("table", "bot")}
 CALLS |= {("table", "scoring")}
 DATABASE_SERVICES = {"lobby", "table", "scoring"}
 SIGNING_SERVICES = {"lobby", "table"}

@@ -77,6 +77,8 @@ class TableCore:
         self.tables = LiveTables(journal, store)
         #: Called with each live table whose timer a published change set or cleared.
         self.on_timer: Callable[[LiveTable], None] = lambda _live: None
+        #: Called when a published change owes scoring something (the outbox is sent at once).
+        self.on_outbox: Callable[[], None] = lambda: None
 
     def now_us(self) -> int:
         return us(self.clock())
@@ -171,6 +173,8 @@ class TableCore:
                 _log.info("table closed", table_id=live.table_id)
         if sealed.timer_changed:
             self.on_timer(live)
+        if sealed.write.outbox:
+            self.on_outbox()
 
     def due_in(self, live: LiveTable) -> float | None:
         """Seconds until this pod should run the table's timer (None: none, or another pod's)."""

@@ -53,6 +53,9 @@ _log = structlog.get_logger("okey101.table")
 STEP_CONCURRENCY: Final = 64
 _ALIVE_EVERY_SECONDS: Final = 1.0
 _OUTBOX_BATCH: Final = 20
+#: How long an outbox row claimed for sending waits before another try (scoring is idempotent:
+#: a row sent twice is recorded once).
+_OUTBOX_LEASE_SECONDS: Final = 10.0
 #: A step that failed is tried again this much later.
 _RETRY_SECONDS: Final = 1.0
 
@@ -78,6 +81,11 @@ class Workers:
             self.core.now_us, self._run_held, poll_seconds=self.options.poll_seconds
         )
         self.core.on_timer = self.schedule
+        #: Set when a write owes scoring something: the outbox is sent at once.
+        self._owed = asyncio.Event()
+        self.core.on_outbox = self._owed.set
+        #: Outbox rows this pod has claimed and is sending (given back if it stops).
+        self._sending: set[int] = set()
 
     def start(self) -> None:
         self._running = True
@@ -108,6 +116,11 @@ class Workers:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
+        if self._sending:  # claimed, not sent: due again now, for whichever pod is up
+            with contextlib.suppress(Exception):
+                await self.store.outbox_failed_all(
+                    sorted(self._sending), self.core.now_us(), "stopped before it was sent"
+                )
         if self._listener is not None:
             await self._listener.stop()
 
@@ -211,11 +224,17 @@ class Workers:
     async def _outbox(self) -> None:
         while True:
             now_us = self.core.now_us()
-            rows = await self.store.claim_outbox(now_us, 30_000_000, _OUTBOX_BATCH)
+            rows = await self.store.claim_outbox(now_us, us(_OUTBOX_LEASE_SECONDS), _OUTBOX_BATCH)
             for row_id, kind, key, payload, attempts in rows:
-                await self._deliver(row_id, kind, key, payload, attempts)
+                self._sending.add(row_id)
+                try:
+                    await self._deliver(row_id, kind, key, payload, attempts)
+                finally:
+                    self._sending.discard(row_id)
             if len(rows) < _OUTBOX_BATCH:
-                await asyncio.sleep(self.options.poll_seconds)
+                self._owed.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._owed.wait(), self.options.poll_seconds)
 
     async def _deliver(
         self, row_id: int, kind: str, key: str, payload: bytes, attempts: int

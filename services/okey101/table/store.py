@@ -318,6 +318,18 @@ class TableStore:
 
         await self._transaction(work)
 
+    async def outbox_failed_all(self, row_ids: list[int], retry_us: int, error: str) -> None:
+        """``outbox_failed`` for several rows at once."""
+
+        async def work(session: AsyncConnection) -> None:
+            await session.execute(
+                update(models.outbox)
+                .where(models.outbox.c.id.in_(row_ids), models.outbox.c.sent_us.is_(None))
+                .values(next_attempt_us=retry_us, last_error=error[:500])
+            )
+
+        await self._transaction(work)
+
     async def outbox_failed(self, row_id: int, retry_us: int, error: str) -> None:
         async def work(session: AsyncConnection) -> None:
             await session.execute(
