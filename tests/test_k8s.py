@@ -620,35 +620,47 @@ def test_the_ingress_speaks_grpc_over_tls_to_lobby_and_table_only(
     rendered: dict[str, list[dict[str, Any]]], overlay: str
 ) -> None:
     objects = rendered[overlay]
-    (ingress,) = _of(objects, "Ingress")
-    annotations = ingress["metadata"]["annotations"]
-    assert annotations["nginx.ingress.kubernetes.io/backend-protocol"] == "GRPC"
-    assert annotations["nginx.ingress.kubernetes.io/ssl-redirect"] == "true"
-    assert int(annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 600
-    spec = ingress["spec"]
-    assert spec["ingressClassName"] == "nginx"
-    (rule,) = spec["rules"]
-    (tls,) = spec["tls"]
-    assert tls["hosts"] == [rule["host"]]
+    ingresses = _of(objects, "Ingress")
+    assert len(ingresses) == 2
     proto_services = set(re.findall(r"^service (\w+)", _protos(), flags=re.MULTILINE))
     backends = {}
-    for path in rule["http"]["paths"]:
-        assert path["pathType"] == "Prefix"
-        name = path["path"].removeprefix("/okey.v1.")
-        assert name in proto_services, path["path"]
-        backend = path["backend"]["service"]
-        backends[name] = backend["name"]
-        service = _named(objects, "Service", backend["name"])
-        assert service["spec"].get("type", "ClusterIP") == "ClusterIP"
-        assert service["spec"].get("clusterIP") != "None", "the ingress balances itself"
-        assert backend["port"]["name"] in {port["name"] for port in service["spec"]["ports"]}
+    hosts = set()
+    for ingress in ingresses:
+        annotations = ingress["metadata"]["annotations"]
+        assert annotations["nginx.ingress.kubernetes.io/backend-protocol"] == "GRPC"
+        assert annotations["nginx.ingress.kubernetes.io/ssl-redirect"] == "true"
+        assert int(annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 600
+        spec = ingress["spec"]
+        assert spec["ingressClassName"] == "nginx"
+        (rule,) = spec["rules"]
+        (tls,) = spec["tls"]
+        assert tls["hosts"] == [rule["host"]]
+        hosts.add(rule["host"])
+        for path in rule["http"]["paths"]:
+            assert path["pathType"] == "Prefix"
+            name = path["path"].removeprefix("/okey.v1.")
+            assert name in proto_services, path["path"]
+            backend = path["backend"]["service"]
+            backends[name] = backend["name"]
+            service = _named(objects, "Service", backend["name"])
+            assert service["spec"].get("type", "ClusterIP") == "ClusterIP"
+            assert service["spec"].get("clusterIP") != "None", "the ingress balances itself"
+            assert backend["port"]["name"] in {port["name"] for port in service["spec"]["ports"]}
+            # A table's calls go to the pod its id hashes to (its live copy is that pod's).
+            hashed = annotations.get("nginx.ingress.kubernetes.io/upstream-hash-by")
+            assert (hashed == "$http_x_okey_table_id") == (name == "TableService"), name
+    assert len(hosts) == 1
     assert backends == {"LobbyService": "lobby", "TableService": "table"}
-    if overlay == "prod":
-        assert annotations["cert-manager.io/cluster-issuer"]
-        assert tls["secretName"] == "okey101-tls"
-    else:
-        secret = [s for s in _of(objects, "Secret") if s["metadata"]["name"] == tls["secretName"]]
-        assert secret and secret[0]["type"] == "kubernetes.io/tls"
+    for ingress in ingresses:
+        (tls,) = ingress["spec"]["tls"]
+        if overlay == "prod":
+            assert ingress["metadata"]["annotations"]["cert-manager.io/cluster-issuer"]
+            assert tls["secretName"] == "okey101-tls"
+        else:
+            secret = [
+                s for s in _of(objects, "Secret") if s["metadata"]["name"] == tls["secretName"]
+            ]
+            assert secret and secret[0]["type"] == "kubernetes.io/tls"
 
 
 def _protos() -> str:

@@ -67,6 +67,8 @@ REFRESH_MARGIN: Final = 60.0
 POLL_SECONDS: Final = 1.0
 
 Reply = TypeVar("Reply")
+#: The metadata key a table's calls carry its id in, for routing (docs/integration.md).
+TABLE_ID_HEADER: Final = "x-okey-table-id"
 
 
 def new_request_id() -> str:
@@ -442,6 +444,11 @@ class TableSession:
     def locale(self) -> str:
         return self.player.locale
 
+    async def table_metadata(self) -> tuple[tuple[str, str], ...]:
+        """The player's token and the table's id (``x-okey-table-id``: a deployment sends each
+        table's calls to the pod that keeps it live, docs/integration.md)."""
+        return (*await self.player.metadata(), (TABLE_ID_HEADER, self.table_id))
+
     async def close(self) -> None:
         """Close the player's channels (the session is the last user of its player)."""
         await self.player.close()
@@ -468,7 +475,7 @@ class TableSession:
             )
             if self.seat is not None:
                 request.seat = self.seat
-            stream = self.player.table.WatchTable(request, metadata=await self.player.metadata())
+            stream = self.player.table.WatchTable(request, metadata=await self.table_metadata())
             try:
                 async for item in stream:
                     yield item
@@ -498,7 +505,7 @@ class TableSession:
             locale=self.locale,
         )
         answer: table_pb2.ActResponse = await call(
-            self.player.table.Act, request, self.player.metadata
+            self.player.table.Act, request, self.table_metadata
         )
         return answer
 
@@ -506,13 +513,13 @@ class TableSession:
         request = table_pb2.GetSeatViewRequest(table_id=self.table_id, locale=self.locale)
         if self.seat is not None:
             request.seat = self.seat
-        answer = await call(self.player.table.GetSeatView, request, self.player.metadata)
+        answer = await call(self.player.table.GetSeatView, request, self.table_metadata)
         view: common_pb2.SeatView = answer.view
         return view
 
     async def get_table(self) -> common_pb2.Table:
         request = table_pb2.GetTableRequest(table_id=self.table_id, locale=self.locale)
-        answer = await call(self.player.table.GetTable, request, self.player.metadata)
+        answer = await call(self.player.table.GetTable, request, self.table_metadata)
         table: common_pb2.Table = answer.table
         return table
 
@@ -523,7 +530,7 @@ class TableSession:
         )
         if self.seat is not None:
             request.seat = self.seat
-        await call(self.player.table.Sit, request, self.player.metadata)
+        await call(self.player.table.Sit, request, self.table_metadata)
 
     # Hints from RulesService ------------------------------------------------------------------
 
