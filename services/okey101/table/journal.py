@@ -27,6 +27,7 @@ skips rows another pod is claiming), so a pod's death delays a timer by at most 
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import contextlib
 import sqlite3
@@ -378,65 +379,82 @@ def _pg_unreachable(error: BaseException) -> bool:
     return code.startswith("08") or code in _PG_UNREACHABLE
 
 
-async def _release(pool: asyncpg.Pool, connection: asyncpg.Connection) -> None:
-    """Give ``connection`` back to ``pool``; one that cannot be reset is closed instead."""
-    try:
-        await pool.release(connection)
-    except Exception:
-        with contextlib.suppress(Exception):
-            connection.terminate()
-
-
 class PostgresJournal(TableJournal):
-    """The journal on PostgreSQL: a pool of asyncpg connections of its own, each statement
-    prepared once per connection (asyncpg's statement cache)."""
+    """The journal on PostgreSQL: a few asyncpg connections of its own, each statement prepared
+    once per connection (asyncpg's statement cache). They are kept in a plain list rather than
+    an ``asyncpg.Pool``, whose acquire and release cost as much as the write's own encoding: the
+    journal never changes a session, so a connection needs no reset between writes, and one an
+    operation failed on is closed, never reused."""
 
     def __init__(self, dsn: str, *, pool_size: int = 4) -> None:
         self._dsn = dsn
-        self._pool_size = pool_size
-        self._pool: asyncpg.Pool | None = None
-        self._opening = asyncio.Lock()
+        self._size = pool_size
+        self._idle: list[asyncpg.Connection] = []
+        self._open = 0
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._closed = False
 
-    async def _connections(self) -> asyncpg.Pool:
-        if self._pool is None:
-            async with self._opening:
-                if self._pool is None:
-                    try:
-                        self._pool = await asyncpg.create_pool(
-                            self._dsn,
-                            min_size=1,
-                            max_size=self._pool_size,
-                            max_inactive_connection_lifetime=600,
-                            server_settings={"application_name": "okey101-table-journal"},
-                        )
-                    except Exception as error:
-                        if _pg_unreachable(error):
-                            raise NotReady("DATABASE_UNAVAILABLE") from error
-                        raise
-        return self._pool
+    async def _acquire(self) -> asyncpg.Connection:
+        while True:
+            if self._closed:
+                raise NotReady("DATABASE_UNAVAILABLE")
+            while self._idle:
+                connection = self._idle.pop()
+                if not connection.is_closed():
+                    return connection
+                self._open -= 1
+            if self._open < self._size:
+                self._open += 1
+                try:
+                    connection = await asyncpg.connect(
+                        self._dsn,
+                        server_settings={"application_name": "okey101-table-journal"},
+                    )
+                except BaseException as error:
+                    self._open -= 1
+                    self._wake_one()
+                    if isinstance(error, Exception) and _pg_unreachable(error):
+                        raise NotReady("DATABASE_UNAVAILABLE") from error
+                    raise
+                return connection
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+
+    def _release(self, connection: asyncpg.Connection, *, broken: bool) -> None:
+        if broken or self._closed or connection.is_closed():
+            with contextlib.suppress(Exception):
+                connection.terminate()
+            self._open -= 1
+        else:
+            self._idle.append(connection)
+        self._wake_one()
+
+    def _wake_one(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
 
     async def _run(self, work: Callable[[asyncpg.Connection], Any]) -> Any:
-        pool = await self._connections()
-        try:
-            connection = await pool.acquire()
-        except Exception as error:
-            if _pg_unreachable(error):
-                raise NotReady("DATABASE_UNAVAILABLE") from error
-            raise
+        connection = await self._acquire()
         try:
             result = await work(connection)
         except (Stale, AlreadyAnswered):
-            await _release(pool, connection)
+            self._release(connection, broken=False)
             raise
         except BaseException as error:
             # A connection an operation failed on (or was cancelled on) is not used again.
-            with contextlib.suppress(Exception):
-                connection.terminate()
-            await _release(pool, connection)
+            self._release(connection, broken=True)
             if isinstance(error, Exception) and _pg_unreachable(error):
                 raise NotReady("DATABASE_UNAVAILABLE") from error
             raise
-        await _release(pool, connection)
+        self._release(connection, broken=False)
         return result
 
     async def write(self, write: Write) -> None:
@@ -481,9 +499,13 @@ class PostgresJournal(TableJournal):
         return result
 
     async def close(self) -> None:
-        if self._pool is not None:
-            await self._pool.close()
-            self._pool = None
+        self._closed = True
+        idle, self._idle = self._idle, []
+        for connection in idle:
+            with contextlib.suppress(Exception):
+                await connection.close(timeout=2)
+        self._open -= len(idle)
+        self._wake_one()
 
 
 # --------------------------------------------------------------------------------------------

@@ -230,8 +230,19 @@ class TableRecord:
         )
 
     def replace(self, **changes: Any) -> TableRecord:
-        """A copy with ``changes`` (the parsed rule set carried over: it never changes)."""
-        return dataclasses.replace(self, **changes, _parsed=self._parsed)
+        """A copy with ``changes`` (the parsed rule set carried over: it never changes).
+
+        Copied field by field rather than through ``__init__`` (``dataclasses.replace``), which
+        costs more than the rest of planning a move: a change makes a few copies of its record,
+        and every field set here is one ``from_row`` or the planners build."""
+        copy = object.__new__(TableRecord)
+        fields = copy.__dict__
+        fields.update(self.__dict__)
+        for name, value in changes.items():
+            if name not in fields:
+                raise TypeError(f"TableRecord has no field {name!r}")
+            fields[name] = value
+        return copy
 
     def rules_message(self) -> common_pb2.RuleSet:
         cached = self._parsed.get("rules")

@@ -75,3 +75,11 @@ READ_RULES: Final = Memo(256)
 RULES_MESSAGES: Final = Memo(64)
 #: A rule set's message by value: RuleSet -> RuleSet message (for a RuleSet not met before).
 RULES_MESSAGES_BY_VALUE: Final = Memo(64)
+
+#: A SeatView holding just one seat's face-up entry, serialized: (id(seat), seat number, okey
+#: face, penalty points) -> bytes, owned by the Seat (a hand's seats change one at a time, so a
+#: view made on every move rebuilds one entry of four).
+VIEW_SEAT_BYTES: Final = Memo(MELD_MEMORY_SIZE)
+#: Each tile's rack entry for a hand's table: (id(table), okey face, id(rules)) -> the list, owned
+#: by the table's tuple (the table changes with a meld laid, not with a draw or a discard).
+RACK_ENTRIES_BY_TABLE: Final = Memo(MELD_MEMORY_SIZE)

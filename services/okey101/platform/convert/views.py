@@ -24,9 +24,10 @@ from okey101.engine.hand import (
 )
 from okey101.engine.melds import Meld
 from okey101.engine.result import HandResult
+from okey101.engine.seat import Seat
 from okey101.engine.solver.playability import playable_faces
 from okey101.engine.tiles import TILE_COUNT, Okey, Tile
-from okey101.engine.view import OtherSeat, SeatView, view
+from okey101.engine.view import OtherSeat, SeatView
 from okey101.platform.convert.enums import (
     OPENINGS,
     PENALTIES,
@@ -39,6 +40,7 @@ from okey101.platform.convert.enums import (
 from okey101.platform.convert.ledger import TileLedger
 from okey101.platform.convert.limits import MAX_COUNT, MAX_PENALTIES, MAX_RACK, bad_field
 from okey101.platform.convert.melds import meld_from_proto
+from okey101.platform.convert.memo import VIEW_SEAT_BYTES
 from okey101.platform.convert.results import hand_result_from_proto, hand_result_to_proto
 from okey101.platform.convert.rules import rules_from_proto, rules_message
 from okey101.platform.convert.tiles import (
@@ -119,56 +121,64 @@ def add_seat_views(
 
 
 def _public_view(state: HandState) -> common_pb2.SeatView:
-    """The part of a view every seat and a spectator share: all that is face up."""
+    """The part of a view every seat and a spectator share: all that is face up (what the
+    engine's ``view`` shows every seat alike), read from the state itself."""
     okey = state.okey
-    # The engine's view of the seat to move, whose rack is then left out.
-    seen = view(state, state.turn)
     message = common_pb2.SeatView(
-        rules_version=seen.version,
+        rules_version=state.version,
         rules=rules_message(state.rules),
-        indicator=shared_tile(seen.indicator, okey),
-        okey=FACE_MESSAGES[seen.okey_face],
-        dealer=seen.dealer,
-        turn=seen.turn,
-        phase=PHASES[seen.phase],
-        turn_number=seen.turn_number,
-        stock_count=seen.stock_count,
+        indicator=shared_tile(okey.indicator, okey),
+        okey=FACE_MESSAGES[okey.face],
+        dealer=state.dealer,
+        turn=state.turn,
+        phase=PHASES[state.phase],
+        turn_number=state.turn_number,
+        stock_count=len(state.stock),
         turn_progress=_turn_progress(state.this_turn, okey),
     )
-    if seen.table:
-        message.MergeFromString(
-            b"".join(
-                [
-                    view_meld_bytes(index, meld, owner, okey)
-                    for index, (meld, owner) in enumerate(seen.table)
-                ]
-            )
-        )
-    for other in seen.seats:
-        public = state.seats[other.seat]
+    penalty = state.rules.penalty_points
+    parts = [
+        view_meld_bytes(index, item.meld, item.owner, okey)
+        for index, item in enumerate(state.table)
+    ]
+    parts.extend(
+        _view_seat_bytes(index, seat, okey, penalty) for index, seat in enumerate(state.seats)
+    )
+    message.MergeFromString(b"".join(parts))
+    if state.takeable is not None:
+        message.takeable.CopyFrom(shared_tile(state.takeable, okey))
+    if state.result is not None:
+        message.result.CopyFrom(hand_result_to_proto(state.result, state))
+    if state.ended:
+        for index, seat in enumerate(state.seats):
+            message.revealed_racks.add(seat=index, tiles=shared_tiles(seat.rack, okey))
+    return message
+
+
+def _view_seat_bytes(index: int, seat: Seat, okey: Okey, penalty: int) -> bytes:
+    """A SeatView holding just ``seat``'s face-up entry, serialized and remembered."""
+    key = (id(seat), index, okey.face, penalty)
+    data: bytes | None = VIEW_SEAT_BYTES.owned(key, seat)
+    if data is None:
+        message = common_pb2.SeatView()
         entry = message.seats.add(
-            seat=other.seat,
-            tile_count=other.tile_count,
-            discards=shared_tiles(other.discards, okey),
-            opened_as=OPENINGS[other.opened_as],
-            opened_on_turn=public.opened_on_turn,
+            seat=index,
+            tile_count=len(seat.rack),
+            discards=shared_tiles(seat.discards, okey),
+            opened_as=OPENINGS[seat.opened_as],
+            opened_on_turn=seat.opened_on_turn,
         )
         # The rest only when not at its default, as in ``fill_hand_state``.
-        if public.penalties:
-            entry.penalties.extend([PENALTIES[reason] for reason in public.penalties])
-        if other.penalties:
-            entry.penalty_points = other.penalties
-        if public.turns_played:
-            entry.turns_played = public.turns_played
-        if public.showed_indicator:
+        if seat.penalties:
+            entry.penalties.extend([PENALTIES[reason] for reason in seat.penalties])
+            entry.penalty_points = len(seat.penalties) * penalty
+        if seat.turns_played:
+            entry.turns_played = seat.turns_played
+        if seat.showed_indicator:
             entry.showed_indicator = True
-    if seen.takeable is not None:
-        message.takeable.CopyFrom(shared_tile(seen.takeable, okey))
-    if seen.result is not None:
-        message.result.CopyFrom(hand_result_to_proto(seen.result, state))
-    for index, rack in enumerate(seen.revealed_racks):
-        message.revealed_racks.add(seat=index, tiles=shared_tiles(rack, okey))
-    return message
+        data = message.SerializeToString()
+        VIEW_SEAT_BYTES.remember_owned(key, seat, data)
+    return data
 
 
 def _turn_progress(this_turn: ThisTurn, okey: Okey) -> common_pb2.TurnProgress:

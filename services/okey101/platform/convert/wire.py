@@ -21,7 +21,12 @@ from okey101.engine.solver.playability import playable_faces
 from okey101.engine.tiles import ALL_TILES, FACE_COUNT, Okey, Tile
 from okey101.platform.convert.enums import MELD_KINDS, colour_to_proto
 from okey101.platform.convert.melds import meld_to_proto
-from okey101.platform.convert.memo import MELD_BYTES, STATE_MELD_BYTES, VIEW_MELD_BYTES
+from okey101.platform.convert.memo import (
+    MELD_BYTES,
+    RACK_ENTRIES_BY_TABLE,
+    STATE_MELD_BYTES,
+    VIEW_MELD_BYTES,
+)
 from okey101.platform.convert.tiles import FACE_MESSAGES, TILE_MESSAGES
 
 # --------------------------------------------------------------------------------------------
@@ -85,8 +90,14 @@ def own_part(state: HandState, seat: int, entries: Sequence[bytes]) -> bytes:
 
 
 def rack_entries(state: HandState) -> list[bytes]:
-    """Each tile's serialized rack entry (by tile id) in ``state``."""
-    return rack_entries_for(state.okey, playable_faces(state.table_melds(), state.rules))
+    """Each tile's serialized rack entry (by tile id) in ``state`` (remembered for the state's
+    table: it changes only when a meld is laid down or grows; callers only read the list)."""
+    key = (id(state.table), state.okey.face, id(state.rules))
+    entries: list[bytes] | None = RACK_ENTRIES_BY_TABLE.owned(key, state.table)
+    if entries is None:
+        entries = rack_entries_for(state.okey, playable_faces(state.table_melds(), state.rules))
+        RACK_ENTRIES_BY_TABLE.remember_owned(key, state.table, entries)
+    return entries
 
 
 def rack_entries_for(okey: Okey, playable: frozenset[int]) -> list[bytes]:
