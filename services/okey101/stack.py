@@ -43,9 +43,19 @@ FAST: Mapping[str, str] = {
 
 def free_port() -> int:
     """A port nothing listens on now (the kernel's choice)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` different ports nothing listens on now: each probe is held until all are
+    chosen (one at a time, the kernel may hand the same port out twice)."""
+    with contextlib.ExitStack() as probes:
+        ports = []
+        for _ in range(count):
+            probe = probes.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            probe.bind(("127.0.0.1", 0))
+            ports.append(int(probe.getsockname()[1]))
+        return ports
 
 
 async def wait_serving(target: str, timeout: float = 30.0, service: str = "") -> None:
@@ -164,12 +174,13 @@ def local_stack(
     with contextlib.ExitStack() as cleanup:
         if var_dir is None:
             var_dir = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="okey101-")))
-        ports = {name: (free_port(), free_port()) for name in names}
+        chosen = iter(free_ports(2 * len(names) + 1))
+        ports = {name: (next(chosen), next(chosen)) for name in names}
         environment = {
             **os.environ,
             "OKEY_LOG_LEVEL": "warning",
             "OKEY_LOG_FORMAT": "json",
-            "OKEY_JWKS_PORT": str(free_port()),
+            "OKEY_JWKS_PORT": str(next(chosen)),
             **{
                 f"OKEY_{name.upper()}_ADDRESS": f"127.0.0.1:{port}"
                 for name, (port, _) in ports.items()
