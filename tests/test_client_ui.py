@@ -23,9 +23,10 @@ import pytest
 from okey.v1 import common_pb2, rules_pb2, rules_pb2_grpc, scoring_pb2, table_pb2
 
 from okey101.client import moves
-from okey101.client.app import ConfirmScreen, OkeyApp, PickMeldScreen, ScoreSheetScreen
+from okey101.client.app import OkeyApp
 from okey101.client.i18n import Strings
 from okey101.client.resume import Reconnecting
+from okey101.client.screens import ConfirmScreen, PickMeldScreen, ScoreSheetScreen
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.hand import HandState, Phase, TableMeld
 from okey101.engine.melds import make_group

@@ -30,10 +30,11 @@ import grpc
 import pytest
 from okey.v1 import common_pb2, lobby_pb2
 
-from okey101.client.app import ConfirmScreen, OkeyApp, ScoreSheetScreen
+from okey101.client.app import OkeyApp
 from okey101.client.commands import find_table, play_app, watch_app
 from okey101.client.i18n import Strings
 from okey101.client.resume import Reconnecting
+from okey101.client.screens import ConfirmScreen, ScoreSheetScreen
 from okey101.client.session import Endpoints, GuestStore, Player, new_request_id
 from okey101.client.simulate import play_match, play_turn
 from okey101.engine.bots.levels import BotLevel

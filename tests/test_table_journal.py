@@ -72,7 +72,8 @@ def _row(table_id: str) -> dict[str, Any]:
 
 
 def _event(sequence: int, version: int, secret: bytes | None = None) -> EventRow:
-    return EventRow(sequence, version, 7, "t-1-h1", b"public-%d" % sequence, (secret, None, None, None))
+    private = (secret, None, None, None)
+    return EventRow(sequence, version, 7, "t-1-h1", b"public-%d" % sequence, private)
 
 
 def _write(revision: int, **changes: Any) -> Write:
@@ -187,7 +188,9 @@ def test_a_write_from_an_old_revision_changes_nothing(url: str) -> None:
             await journal.write(_write(0))
             with pytest.raises(Stale):
                 await journal.write(
-                    _write(0, answer=AnswerRow("ada", "Act", "r-2", b"late"), events=(_event(9, 9),))
+                    _write(
+                        0, answer=AnswerRow("ada", "Act", "r-2", b"late"), events=(_event(9, 9),)
+                    )
                 )
             (table,) = await _rows(database, models.tables)
             assert (table["revision"], table["last_sequence"]) == (1, 1)

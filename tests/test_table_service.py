@@ -648,7 +648,9 @@ def test_a_turn_that_runs_out_is_played_by_a_bot_and_repeated_misses_make_the_se
                 clock.advance(2)
                 # The turn moved on (the bots may already have brought it back to seat 0).
                 turn = view.turn_number
-                after = await wait_for(lambda: _moved_on(stack, table.table_id, "ada", 0, turn))
+                after = await wait_for(
+                    lambda turn=turn: _moved_on(stack, table.table_id, "ada", 0, turn)
+                )
                 seat = after.seats[0].occupant
                 assert seat.away is (missed == 2)
             events = await read_stream(

@@ -17,80 +17,37 @@ an event the shown view does not include yet has a fresh view fetched (GetSeatVi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import ClassVar, Protocol
 
 import grpc
 import grpc.aio
-from okey.v1 import common_pb2, rules_pb2, scoring_pb2, table_pb2
+from okey.v1 import common_pb2, rules_pb2
 from rich.console import Group as RichGroup
-from rich.style import Style
 from rich.text import Text
-from textual import on, work
+from textual import work
 from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widget import Widget
-from textual.widgets import DataTable, Footer, OptionList, RichLog, Static
-from textual.widgets.option_list import Option
+from textual.widgets import Footer, RichLog, Static
 
 from okey101.client import moves
 from okey101.client.errors import RETRYABLE, Rejection
 from okey101.client.i18n import Strings
 from okey101.client.model import SheetRow, TableModel, rows_from_results, sheet_rows
+from okey101.client.port import Connect, TablePort
 from okey101.client.render import (
-    TILE_WIDTH,
     face_name,
     meld_text,
     okey_tile,
-    rack_tile_text,
     tile_text,
     tiles_plain,
 )
 from okey101.client.resume import Reconnecting
+from okey101.client.screens import ConfirmScreen, PickMeldScreen, ScoreSheetScreen
 from okey101.client.session import PRESET_NAMES, QuickMatchCancelled
+from okey101.client.widgets import RackView, SeatBox
 from okey101.engine.actions import End
-
-
-class TablePort(Protocol):
-    """What the screen needs from its table (``session.TableSession`` provides it)."""
-
-    table_id: str
-    seat: int | None
-
-    def watch(
-        self, *, on_reconnect: Callable[[Reconnecting], None] | None = None
-    ) -> AsyncIterable[table_pb2.WatchTableResponse]: ...
-
-    async def act(
-        self, actions: Sequence[common_pb2.Action], state_version: int
-    ) -> table_pb2.ActResponse: ...
-
-    async def seat_view(self) -> common_pb2.SeatView: ...
-
-    async def get_table(self) -> common_pb2.Table: ...
-
-    async def validate_melds(
-        self, view: common_pb2.SeatView, groups: Sequence[common_pb2.TileGroup]
-    ) -> rules_pb2.ValidateMeldsResponse: ...
-
-    async def validate_opening(
-        self, view: common_pb2.SeatView, groups: Sequence[common_pb2.TileGroup]
-    ) -> rules_pb2.ValidateOpeningResponse: ...
-
-    async def best_opening(self, view: common_pb2.SeatView) -> rules_pb2.BestOpeningResponse: ...
-
-    async def score_sheet_through(
-        self, match_id: str, hand_number: int, *, ended: bool = False
-    ) -> scoring_pb2.ScoreSheet | None: ...
-
-    async def close(self) -> None: ...
-
-
-#: Given a way to report progress ("Logging in…"), find a table and return its port.
-Connect = Callable[[Callable[[str], None]], Awaitable[TablePort]]
 
 _KIND_KEYS = {
     common_pb2.MELD_KIND_RUN: "kind_run",
@@ -123,221 +80,6 @@ _MOVE_ACTIONS = frozenset(
         "shift",
     }
 )
-
-
-# --------------------------------------------------------------------------------------------
-# Widgets
-
-
-class SeatBox(Static):
-    """One seat as everyone sees it."""
-
-    DEFAULT_CSS = """
-    SeatBox { width: 1fr; height: 7; border: round $panel; padding: 0 1; }
-    SeatBox.to-move { border: round $warning; }
-    SeatBox.mine { background: $boost; }
-    """
-
-    def show(self, view: common_pb2.SeatView, model: TableModel, seat: int) -> None:
-        s = model.strings
-        public = view.seats[seat] if seat < len(view.seats) else common_pb2.SeatPublic(seat=seat)
-        occupant = public.occupant
-        name = model.name(seat)
-        if occupant.kind == common_pb2.OCCUPANT_KIND_EMPTY:
-            name = f"{s('seat_label', seat=seat)} ({s('empty_seat')})"
-        title = Text(name, style="bold")
-        # A bot's name may already say it is one ("Mehmet (bot)").
-        if occupant.kind == common_pb2.OCCUPANT_KIND_BOT and s("bot") not in name.lower():
-            title.append(f" ({s('bot')})", style="dim")
-        if occupant.away:
-            title.append(f" ({s('away')})", style="yellow")
-        if view.dealer == seat:
-            title.append(f" · {s('dealer_mark')}", style="dim")
-        lines = [title]
-        total = view.match_totals[seat] if seat < len(view.match_totals) else 0
-        lines.append(
-            Text(f"{s('tile_count', count=public.tile_count)} · {s('match_total', points=total)}")
-        )
-        opened = {
-            common_pb2.OPENING_KIND_RUNS: s("opened_runs"),
-            common_pb2.OPENING_KIND_PAIRS: s("opened_pairs"),
-        }.get(public.opened_as, s("not_opened"))
-        line = Text(opened)
-        if public.penalty_points:
-            line.append(" · ")
-            line.append(s("penalty_points", points=public.penalty_points), style="red")
-        lines.append(line)
-        if public.discards:
-            discard = Text(s("last_discard", tile="").rstrip() + " ")
-            discard.append_text(tile_text(public.discards[-1]))
-        else:
-            discard = Text(s("no_discard"), style="dim")
-        lines.append(discard)
-        self.update(RichGroup(*lines))
-        to_move = view.turn == seat and view.phase != common_pb2.PHASE_ENDED
-        self.set_class(to_move, "to-move")
-        self.set_class(view.HasField("seat") and view.seat == seat, "mine")
-
-
-class RackView(Widget):
-    """The player's rack in two rows, with the cursor and the selection marks under it."""
-
-    DEFAULT_CSS = """
-    RackView { height: 6; padding: 0 1; }
-    """
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.rack = moves.Rack()
-        self.view: common_pb2.SeatView | None = None
-        self.note = ""
-
-    def render(self) -> Text:
-        if self.view is None or not self.view.HasField("seat"):
-            return Text(self.note, style="dim")
-        by_id = {item.tile.id: item for item in self.view.rack}
-        marks = self.rack.marks()
-        out = Text()
-        for start in range(0, max(len(self.rack.order), 1), moves.ROW):
-            row = self.rack.order[start : start + moves.ROW]
-            tiles = Text()
-            under = Text()
-            for place, tile_id in enumerate(row, start=start):
-                item = by_id.get(tile_id)
-                if item is None:
-                    continue
-                cell = rack_tile_text(item, width=TILE_WIDTH)
-                if place == self.rack.cursor:
-                    cell.stylize(Style(reverse=True))
-                tiles.append_text(cell)
-                tiles.append(" ")
-                mark = marks.get(tile_id, "")
-                if place == self.rack.cursor and not mark:
-                    mark = "^"
-                under.append(mark.ljust(TILE_WIDTH + 1), style="bold green" if mark != "^" else "")
-            out.append_text(tiles)
-            out.append("\n")
-            out.append_text(under)
-            out.append("\n")
-        return out
-
-
-class ConfirmScreen(ModalScreen[bool]):
-    """A yes/no question (a discard that costs +101)."""
-
-    DEFAULT_CSS = """
-    ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical { width: 60; height: auto; border: thick $warning; padding: 1 2;
-                               background: $surface; }
-    """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y,e,enter", "answer(True)", show=False),
-        Binding("n,h,escape", "answer(False)", show=False),
-    ]
-
-    def __init__(self, question: str, yes: str, no: str) -> None:
-        super().__init__()
-        self.question, self.yes, self.no = question, yes, no
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(self.question, id="question")
-            yield Static(f"{self.yes}    {self.no}", id="answers")
-
-    def action_answer(self, answer: bool) -> None:
-        self.dismiss(answer)
-
-
-class PickMeldScreen(ModalScreen[moves.MeldChoice | None]):
-    """Which table meld (and which end of a run) a tile goes to."""
-
-    DEFAULT_CSS = """
-    PickMeldScreen { align: center middle; }
-    PickMeldScreen > Vertical { width: 70; height: auto; max-height: 80%; border: thick $accent;
-                                padding: 0 1; background: $surface; }
-    """
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", show=False)]
-
-    def __init__(self, prompt: str, choices: Sequence[tuple[moves.MeldChoice, Text]]) -> None:
-        super().__init__()
-        self.prompt = prompt
-        self.choices = list(choices)
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(self.prompt)
-            yield OptionList(
-                *(Option(label, id=str(i)) for i, (_, label) in enumerate(self.choices))
-            )
-
-    @on(OptionList.OptionSelected)
-    def chosen(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self.choices[event.option_index][0])
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class ScoreSheetScreen(ModalScreen[None]):
-    """The score sheet after a hand (and the match result once it has ended)."""
-
-    DEFAULT_CSS = """
-    ScoreSheetScreen { align: center middle; }
-    ScoreSheetScreen > Vertical { width: 96; height: auto; max-height: 90%; border: thick $primary;
-                                  padding: 0 1; background: $surface; }
-    ScoreSheetScreen DataTable { height: auto; max-height: 20; }
-    """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter,escape,space", "close", show=False),
-        Binding("q", "quit_app", show=False),
-    ]
-
-    def __init__(
-        self,
-        title: str,
-        names: Sequence[str],
-        rows: Sequence[SheetRow],
-        strings: Strings,
-        notes: Sequence[str] = (),
-    ) -> None:
-        super().__init__()
-        self.title_text = title
-        self.names = list(names)
-        self.rows = list(rows)
-        self.strings = strings
-        self.notes = list(notes)
-
-    def compose(self) -> ComposeResult:
-        s = self.strings
-        with Vertical():
-            yield Static(Text(self.title_text, style="bold"))
-            table: DataTable[str] = DataTable(show_cursor=False, zebra_stripes=True)
-            table.can_focus = False  # Enter closes the sheet rather than selecting a cell
-            table.add_column(s("sheet_hand"))
-            for name in self.names:
-                table.add_column(name)
-            table.add_column("")
-            for row in self.rows:
-                cells = [
-                    f"{points:+d} = {total}" if index < len(row.totals) else f"{points:+d}"
-                    for index, (points, total) in enumerate(
-                        zip(row.points, row.totals or row.points, strict=False)
-                    )
-                ]
-                table.add_row(str(row.hand_number), *cells, row.note)
-            if self.rows:
-                last = self.rows[-1].totals
-                table.add_row(s("sheet_total"), *(str(total) for total in last), "")
-            yield table
-            for note in self.notes:
-                yield Static(note)
-            yield Static(Text(s("sheet_continue"), style="dim"))
-
-    def action_close(self) -> None:
-        self.dismiss(None)
-
-    def action_quit_app(self) -> None:
-        self.app.exit(0)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,111 @@
+"""The terminal client's widgets: a seat as everyone sees it, and the player's rack."""
+
+from __future__ import annotations
+
+from okey.v1 import common_pb2
+from rich.console import Group as RichGroup
+from rich.style import Style
+from rich.text import Text
+from textual.widget import Widget
+from textual.widgets import Static
+
+from okey101.client import moves
+from okey101.client.model import TableModel
+from okey101.client.render import (
+    TILE_WIDTH,
+    rack_tile_text,
+    tile_text,
+)
+
+
+class SeatBox(Static):
+    """One seat as everyone sees it."""
+
+    DEFAULT_CSS = """
+    SeatBox { width: 1fr; height: 7; border: round $panel; padding: 0 1; }
+    SeatBox.to-move { border: round $warning; }
+    SeatBox.mine { background: $boost; }
+    """
+
+    def show(self, view: common_pb2.SeatView, model: TableModel, seat: int) -> None:
+        s = model.strings
+        public = view.seats[seat] if seat < len(view.seats) else common_pb2.SeatPublic(seat=seat)
+        occupant = public.occupant
+        name = model.name(seat)
+        if occupant.kind == common_pb2.OCCUPANT_KIND_EMPTY:
+            name = f"{s('seat_label', seat=seat)} ({s('empty_seat')})"
+        title = Text(name, style="bold")
+        # A bot's name may already say it is one ("Mehmet (bot)").
+        if occupant.kind == common_pb2.OCCUPANT_KIND_BOT and s("bot") not in name.lower():
+            title.append(f" ({s('bot')})", style="dim")
+        if occupant.away:
+            title.append(f" ({s('away')})", style="yellow")
+        if view.dealer == seat:
+            title.append(f" · {s('dealer_mark')}", style="dim")
+        lines = [title]
+        total = view.match_totals[seat] if seat < len(view.match_totals) else 0
+        lines.append(
+            Text(f"{s('tile_count', count=public.tile_count)} · {s('match_total', points=total)}")
+        )
+        opened = {
+            common_pb2.OPENING_KIND_RUNS: s("opened_runs"),
+            common_pb2.OPENING_KIND_PAIRS: s("opened_pairs"),
+        }.get(public.opened_as, s("not_opened"))
+        line = Text(opened)
+        if public.penalty_points:
+            line.append(" · ")
+            line.append(s("penalty_points", points=public.penalty_points), style="red")
+        lines.append(line)
+        if public.discards:
+            discard = Text(s("last_discard", tile="").rstrip() + " ")
+            discard.append_text(tile_text(public.discards[-1]))
+        else:
+            discard = Text(s("no_discard"), style="dim")
+        lines.append(discard)
+        self.update(RichGroup(*lines))
+        to_move = view.turn == seat and view.phase != common_pb2.PHASE_ENDED
+        self.set_class(to_move, "to-move")
+        self.set_class(view.HasField("seat") and view.seat == seat, "mine")
+
+
+class RackView(Widget):
+    """The player's rack in two rows, with the cursor and the selection marks under it."""
+
+    DEFAULT_CSS = """
+    RackView { height: 6; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.rack = moves.Rack()
+        self.view: common_pb2.SeatView | None = None
+        self.note = ""
+
+    def render(self) -> Text:
+        if self.view is None or not self.view.HasField("seat"):
+            return Text(self.note, style="dim")
+        by_id = {item.tile.id: item for item in self.view.rack}
+        marks = self.rack.marks()
+        out = Text()
+        for start in range(0, max(len(self.rack.order), 1), moves.ROW):
+            row = self.rack.order[start : start + moves.ROW]
+            tiles = Text()
+            under = Text()
+            for place, tile_id in enumerate(row, start=start):
+                item = by_id.get(tile_id)
+                if item is None:
+                    continue
+                cell = rack_tile_text(item, width=TILE_WIDTH)
+                if place == self.rack.cursor:
+                    cell.stylize(Style(reverse=True))
+                tiles.append_text(cell)
+                tiles.append(" ")
+                mark = marks.get(tile_id, "")
+                if place == self.rack.cursor and not mark:
+                    mark = "^"
+                under.append(mark.ljust(TILE_WIDTH + 1), style="bold green" if mark != "^" else "")
+            out.append_text(tiles)
+            out.append("\n")
+            out.append_text(under)
+            out.append("\n")
+        return out
