@@ -68,6 +68,34 @@ def test_bench_load_plays_the_whole_stack_and_reports_its_figures() -> None:
     assert sum(figures["slow_moves_worst_seconds"].values()) <= figures["slow_moves"]
     assert figures["cpu_steal_percent"] is None or 0 <= figures["cpu_steal_percent"] <= 100
     assert isinstance(figures["throttled"], dict)
+    # Every move the tables applied, players' and bots', and each service's time per move.
+    assert figures["moves_applied"] >= figures["moves"]
+    assert set(figures["cpu_us_per_move"]) == set(SERVICES)
+    assert figures["cpu_us_per_move"]["table"] > 0
+
+
+@pytest.mark.slow
+def test_bench_tournament_runs_a_tournament_to_its_winner() -> None:
+    command = [sys.executable, "-m", "okey101.cli", "bench", "tournament", "--players", "8"]
+    command += ["--sqlite", "--json"]
+    result = subprocess.run(
+        command,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env={**os.environ, "OKEY_LOG_LEVEL": "warning"},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    assert figures["finished"] and figures["winner_player_id"]
+    # Eight players: two tables of four, then the final table of their two winners and bots.
+    assert figures["players"] == 8 and figures["rounds"] == 2 and figures["tables_played"] == 3
+    assert figures["hands"] == 3 and figures["moves"] > 0
+    assert figures["errors"] == 0, figures["error_samples"]
+    assert figures["lost_hands"] == 0 and figures["unrecorded_matches"] == 0
+    assert figures["unstanded_players"] == 0 and figures["sequence_gaps"] == 0
 
 
 def test_a_pacer_holds_a_table_to_its_pace() -> None:
