@@ -8,6 +8,7 @@ reflection services the platform adds.
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
 import json
 import os
@@ -319,6 +320,35 @@ def test_an_event_loop_held_up_is_measured_and_logged(tmp_path: Path) -> None:
         assert delta("+Inf") - delta("0.5") >= 1  # one reading at least half a second late
         held = [line for line in lines if line["event"] == "event loop held up"]
         assert len(held) == 1 and 500 <= held[0]["lag_ms"] < 5000
+
+    with_server(scenario, tmp_path)
+
+
+def test_garbage_collections_are_timed_and_a_long_one_is_logged(tmp_path: Path) -> None:
+    """Every collection shows in okey_gc_pause_seconds by its generation; one that holds the
+    process a tenth of a second or more is a warning with its length (a stall of every call)."""
+
+    async def scenario(handle: ServerHandle, channel: grpc.aio.Channel) -> None:
+        name = "okey_gc_pause_seconds_count"
+        before = await asyncio.to_thread(scrape, handle.metrics_port)
+        # A heap of cycles only the collector can free, for a full collection to scan.
+        heap = [[] for _ in range(200_000)]
+        for item in heap:
+            item.append(item)
+        with structlog.testing.capture_logs() as lines:
+            gc.collect()
+            del heap
+            gc.collect(0)
+        after = await asyncio.to_thread(scrape, handle.metrics_port)
+
+        def delta(generation: str) -> float:
+            key = (("generation", generation),)
+            return after.get((name, key), 0.0) - before.get((name, key), 0.0)
+
+        assert delta("2") >= 1 and delta("0") >= 1
+        for line in lines:
+            if line["event"] == "garbage collection held up the process":
+                assert line["pause_ms"] >= 100 and line["generation"] in (0, 1, 2)
 
     with_server(scenario, tmp_path)
 

@@ -18,8 +18,10 @@ on the same default registry and are served by the same endpoint.
 from __future__ import annotations
 
 import asyncio
+import gc
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from socketserver import ThreadingMixIn
 from typing import Any, Final
@@ -56,6 +58,16 @@ EVENT_LOOP_LAG_SECONDS: Final = Histogram(
     "blocked, or waiting for a processor. Every call the service answers waits as long.",
     buckets=LATENCY_BUCKETS,
 )
+GC_PAUSE_SECONDS: Final = Histogram(
+    "okey_gc_pause_seconds",
+    "How long each of Python's garbage collections held the process, by generation (0, 1, or "
+    "2: a full collection, whose cost grows with everything the process keeps).",
+    ("generation",),
+    buckets=LATENCY_BUCKETS,
+)
+#: A collection this long (seconds) is logged as a warning: a stall of every call in flight.
+GC_WARNING_SECONDS: Final = 0.1
+
 #: Sleep asked for between two readings of the event loop's lag.
 LAG_INTERVAL_SECONDS: Final = 0.1
 #: A lag this long (seconds) is logged as a warning, with its time: a stall to account for.
@@ -103,6 +115,38 @@ def start_metrics_server(host: str, port: int) -> MetricsServer:
     )
     thread.start()
     return MetricsServer(host, int(server.server_port), server, thread)
+
+
+class GarbageCollectorWatch:
+    """Times each garbage collection into ``okey_gc_pause_seconds`` (a ``gc.callbacks``
+    entry), and logs one long enough to be a stall."""
+
+    def __init__(self, log: Any) -> None:
+        self._log = log
+        self._began = 0.0
+        self._pauses = [GC_PAUSE_SECONDS.labels(str(generation)) for generation in range(3)]
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+            return
+        pause = time.perf_counter() - self._began
+        generation = info.get("generation", 0)
+        self._pauses[min(max(generation, 0), 2)].observe(pause)
+        if pause >= GC_WARNING_SECONDS:
+            self._log.warning(
+                "garbage collection held up the process",
+                generation=generation,
+                pause_ms=round(pause * 1000),
+                collected=info.get("collected", 0),
+            )
+
+    def install(self) -> None:
+        gc.callbacks.append(self)
+
+    def remove(self) -> None:
+        if self in gc.callbacks:
+            gc.callbacks.remove(self)
 
 
 async def watch_event_loop_lag(log: Any) -> None:

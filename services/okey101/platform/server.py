@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import signal
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from types import TracebackType
@@ -46,7 +47,12 @@ from okey101.platform.auth import AccessPolicy, AuthInterceptor, JwksVerifier, v
 from okey101.platform.config import ConfigError, Settings
 from okey101.platform.interceptors import Drain, ObservabilityInterceptor
 from okey101.platform.logs import configure_logging, get_logger
-from okey101.platform.metrics import MetricsServer, start_metrics_server, watch_event_loop_lag
+from okey101.platform.metrics import (
+    GarbageCollectorWatch,
+    MetricsServer,
+    start_metrics_server,
+    watch_event_loop_lag,
+)
 from okey101.platform.tracing import Tracing, setup_tracing
 
 #: ``register(server)`` adds a service's servicers and returns their full service names.
@@ -107,6 +113,7 @@ class ServerHandle:
         self._log = logger
         self._stopping: asyncio.Task[None] | None = None
         self._lag_watch: asyncio.Task[None] | None = None
+        self._gc_watch: GarbageCollectorWatch | None = None
 
     @classmethod
     async def start(
@@ -158,12 +165,18 @@ class ServerHandle:
             ) from None
         await server.start()
         handle._lag_watch = asyncio.create_task(watch_event_loop_lag(log))
+        handle._gc_watch = GarbageCollectorWatch(log)
+        handle._gc_watch.install()
         try:
             if ready is not None:
                 await ready()
         except BaseException:
             await handle._shutdown(grace=0)
             raise
+        # What the service loaded to start (its modules, settings, warmed caches) lives as long
+        # as it does: out of the collector's generations, a full collection never scans it.
+        gc.collect()
+        gc.freeze()
         for service in ("", *handle.service_names):
             await health_servicer.set(service, SERVING)
         log.info(
@@ -231,6 +244,9 @@ class ServerHandle:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._lag_watch
             self._lag_watch = None
+        if self._gc_watch is not None:
+            self._gc_watch.remove()
+            self._gc_watch = None
         if self.metrics is not None:
             await asyncio.to_thread(self.metrics.close)
             self.metrics = None

@@ -39,8 +39,8 @@ from okey101.table.views import SeatViews
 
 _log = structlog.get_logger("okey101.table.live")
 
-#: Events kept in memory per table (older ones are read from the log).
-EVENTS_KEPT: Final = 1024
+#: Events kept in memory per table (older ones are read from the log): more than a hand has.
+EVENTS_KEPT: Final = 256
 #: Answers to request ids kept in memory per table (older retries are found in the database).
 ANSWERS_KEPT: Final = 128
 
