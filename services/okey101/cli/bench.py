@@ -222,6 +222,32 @@ def _bench_tournament(args: argparse.Namespace) -> int:
     )
 
 
+def _add_bench_core(targets: Commands) -> None:
+    parser = targets.add_parser(
+        "core",
+        help="the table's move path alone, in this process, without gRPC",
+        description="Create TABLES tables in a temporary database (PostgreSQL, or SQLite) and "
+        "play them for SECONDS through the table core itself (plan, one journal write, publish), "
+        "each move chosen by the engine's random bot; the table's processor time a move.",
+    )
+    parser.add_argument("--tables", type=positive_int, default=10, help="tables at once")
+    parser.add_argument("--seconds", type=float, default=10.0, help="seconds played")
+    parser.add_argument("--sqlite", action="store_true", help="a SQLite file, not PostgreSQL")
+    parser.add_argument(
+        "--database-url",
+        help="the PostgreSQL server to make the database on (default: OKEY_TEST_DATABASE_URL, "
+        "else postgresql://postgres@127.0.0.1:5432/test)",
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(handler=_bench_core)
+
+
+def _bench_core(args: argparse.Namespace) -> int:
+    from okey101.bench import core_bench
+
+    return core_bench.main(args.tables, args.seconds, args.sqlite, args.database_url, args.json)
+
+
 # Each adds one ``okey101 bench TARGET`` subcommand.
 BENCH_TARGETS: tuple[Callable[[Commands], None], ...] = (
     _add_bench_solver,
@@ -229,6 +255,7 @@ BENCH_TARGETS: tuple[Callable[[Commands], None], ...] = (
     _add_bench_rules,
     _add_bench_bots,
     _add_bench_table,
+    _add_bench_core,
     _add_bench_tournament,
     _add_bench_load,
 )
