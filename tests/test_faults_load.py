@@ -172,3 +172,12 @@ def test_a_rate_limit_refusal_is_waited_out_for_as_long_as_it_asks() -> None:
         return waits
 
     assert asyncio.run(refusals()) == [0.25, None]
+
+
+def test_bench_core_plays_tables_through_the_table_core_and_reports_their_cost() -> None:
+    from okey101.bench import core_bench
+
+    figures = core_bench.run(2, 2.0, sqlite=True, database_url=None)
+    assert figures["database"] == "sqlite" and figures["tables"] == 2
+    assert figures["moves_applied"] > 20 and figures["moves_per_second"] > 0
+    assert figures["table_cpu_us_per_move"] > 0 and figures["deciding_cpu_us_per_move"] > 0
