@@ -20,6 +20,7 @@ import okey101
 
 PACKAGE = Path(okey101.__file__).parent
 
+
 def modules(root: Path = PACKAGE) -> dict[str, Path]:
     """Every module of the package under ``root``, by its dotted name."""
     found = {}

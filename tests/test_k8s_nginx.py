@@ -1,7 +1,8 @@
-"""The cluster's shape on one machine: two table and two rules processes behind nginx (Debian's
-package, ``grpc_pass``, which balances each call, as ingress-nginx does in k8s/), one bot and one
-scoring process, one PostgreSQL; the services run as the manifests run them (not local mode, the
-signing key and the JWKS from files, the peers' addresses from settings).
+"""The cluster's shape on one machine: two table processes behind nginx (Debian's package,
+``grpc_pass``, which balances each call, as ingress-nginx does in k8s/ when a client sends no
+table-id header), one bot and one scoring process, one PostgreSQL; the services run as the
+manifests run them (not local mode, the signing key and the JWKS from files, the peers'
+addresses from settings).
 
 Four bots play a hand through nginx, each a client deciding with the engine's bot from its own
 view (seeded by the turn, so a replay decides the same), retrying with the same request id a
@@ -9,8 +10,10 @@ call that found no server, as a real client would; a spectator watches through n
 resumes from the last sequence number it saw. The table process holding the spectator's stream
 is killed (SIGKILL) mid-hand. Play goes on through the other: the hand's record is exactly the
 uninterrupted replay of the same deal (no move lost, none applied twice), the spectator saw every
-event once and in order, and scoring recorded the hand. Both table processes and both rules
-processes answered calls that came over single connections: nginx balanced each call.
+event once and in order, and scoring recorded the hand. Both table processes answered calls that
+came over single connections: nginx balanced each call, and a table served by a process that
+did not hold it in memory was read from the database first. The tables apply moves with the
+engine they ship, so no rules process is part of this shape.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from okey101.engine.hand import apply
 from okey101.engine.tiles import tile_by_id
 from okey101.platform import convert
 from okey101.platform.auth import TokenIssuer, load_signing_key
-from okey101.stack import free_port, wait_serving
+from okey101.stack import free_ports, wait_serving
 
 pytestmark = pytest.mark.slow
 
@@ -77,10 +80,6 @@ http {{
 {table_servers}
         keepalive 32;
     }}
-    upstream rules {{
-{rules_servers}
-        keepalive 32;
-    }}
     server {{
         listen 127.0.0.1:{table_port} http2;
         location / {{
@@ -88,13 +87,6 @@ http {{
             grpc_next_upstream error timeout;
             grpc_read_timeout 300s;
             grpc_send_timeout 300s;
-        }}
-    }}
-    server {{
-        listen 127.0.0.1:{rules_port} http2;
-        location / {{
-            grpc_pass grpc://rules;
-            grpc_next_upstream error timeout;
         }}
     }}
 }}
@@ -336,9 +328,10 @@ def test_bots_play_through_nginx_and_a_killed_table_process_loses_nothing(
     make_secrets.generate(keys)  # the signing key and its JWKS, as the dev overlay makes them
 
     table_url, scoring_url = databases
-    ports = {name: (free_port(), free_port()) for name in ("table1", "table2", "rules1", "rules2")}
-    ports |= {name: (free_port(), free_port()) for name in ("bot", "scoring")}
-    nginx_table, nginx_rules = free_port(), free_port()
+    names = ("table1", "table2", "bot", "scoring")
+    numbers = free_ports(2 * len(names) + 1)
+    ports = {name: (numbers[2 * i], numbers[2 * i + 1]) for i, name in enumerate(names)}
+    nginx_table = numbers[-1]
     env = {key: value for key, value in os.environ.items() if not key.startswith("OKEY_")}
     env |= {
         "OKEY_LOG_LEVEL": "warning",
@@ -356,11 +349,7 @@ def test_bots_play_through_nginx_and_a_killed_table_process_loses_nothing(
                 f"        server 127.0.0.1:{ports[name][0]} max_fails=1 fail_timeout=30s;"
                 for name in ("table1", "table2")
             ),
-            rules_servers="\n".join(
-                f"        server 127.0.0.1:{ports[name][0]};" for name in ("rules1", "rules2")
-            ),
             table_port=nginx_table,
-            rules_port=nginx_rules,
         )
     )
     processes = Processes(tmp_path)
@@ -368,9 +357,7 @@ def test_bots_play_through_nginx_and_a_killed_table_process_loses_nothing(
         processes.start(
             "nginx", [nginx_binary, "-e", "stderr", "-p", str(folder), "-c", "nginx.conf"], env
         )
-        for name in ("rules1", "rules2", "bot"):
-            service = name.rstrip("12")
-            processes.start(name, _serve(service, *ports[name], keys), env)
+        processes.start("bot", _serve("bot", *ports["bot"], keys), env)
         processes.start(
             "scoring",
             _serve("scoring", *ports["scoring"], keys, "--database-url", scoring_url),
@@ -378,7 +365,6 @@ def test_bots_play_through_nginx_and_a_killed_table_process_loses_nothing(
         )
         peers = [
             "--database-url", table_url, "--signing-key-file", str(keys / "signing-key.pem"),
-            "--rules-address", f"127.0.0.1:{nginx_rules}",
             "--bot-address", f"127.0.0.1:{ports['bot'][0]}",
             "--scoring-address", f"127.0.0.1:{ports['scoring'][0]}",
         ]  # fmt: skip
@@ -471,9 +457,6 @@ async def _scenario(
     # nginx and saw every event once, in order.
     assert reconnects and reconnects[0] > 0, (reconnects, seen_at_kill, victim)
     assert [event.sequence for event in events] == list(range(1, table.last_sequence + 1))
-    # Both rules processes answered the tables' calls, through nginx.
-    for name in ("rules1", "rules2"):
-        assert _handled(ports[name][1], "ApplyAction") > 0, f"{name} got no call"
     # The hand reached scoring through the outbox, whichever table process sent it.
     deadline = time.monotonic() + 60
     while _counter(ports["scoring"][1], "okey_scoring_hands_recorded_total") < 1:

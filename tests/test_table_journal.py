@@ -122,8 +122,16 @@ def test_a_write_advances_the_row_and_appends_everything_it_carries(url: str) ->
                     moves=(MoveRow(1, 0, 2, b"draw", 1), MoveRow(1, 1, 2, b"discard", 1)),
                     answer=AnswerRow("ada", "Act", "r-1", b"answer"),
                     hand_start=HandStartRow(
-                        "t-1-h1", "m-1", 1, 3, "okey101-rules/1", "seed", "commit", "[]",
-                        "[1, 2]", "[]",
+                        "t-1-h1",
+                        "m-1",
+                        1,
+                        3,
+                        "okey101-rules/1",
+                        "seed",
+                        "commit",
+                        "[]",
+                        "[1, 2]",
+                        "[]",
                     ),
                     outbox=(OutboxRow("hand", "t-1-h0", b"payload"),),
                     last_sequence=2,
@@ -133,7 +141,10 @@ def test_a_write_advances_the_row_and_appends_everything_it_carries(url: str) ->
             assert table["revision"] == 1
             assert (table["state_version"], table["last_sequence"]) == (1, 2)
             assert (table["state"], table["hand_number"], table["hand_id"], table["dealer"]) == (
-                2, 1, "t-1-h1", 3,
+                2,
+                1,
+                "t-1-h1",
+                3,
             )
             assert table["seats"] == '[{"kind": "bot"}]'
             assert (table["match"], bytes(table["match_result"])) == ('{"totals": [1]}', b"result")
@@ -147,13 +158,16 @@ def test_a_write_advances_the_row_and_appends_everything_it_carries(url: str) ->
             assert all(e["time_us"] == 1_000 for e in events)
             moves = await _rows(database, models.moves)
             assert sorted((m["action_index"], bytes(m["action"])) for m in moves) == [
-                (0, b"draw"), (1, b"discard"),
+                (0, b"draw"),
+                (1, b"discard"),
             ]
             (answer,) = await _rows(database, models.requests)
             assert (answer["request_id"], bytes(answer["response"])) == ("r-1", b"answer")
             (hand,) = await _rows(database, models.hands)
             assert (hand["hand_id"], hand["server_seed"], hand["ended_us"]) == (
-                "t-1-h1", "seed", None,
+                "t-1-h1",
+                "seed",
+                None,
             )
             (owed,) = await _rows(database, models.outbox)
             assert (owed["key"], owed["sent_us"], owed["attempts"]) == ("t-1-h0", None, 0)
@@ -262,4 +276,3 @@ def test_an_unreachable_database_is_not_ready(tmp_path: Path) -> None:
         await missing.close()
 
     asyncio.run(scenario())
-
