@@ -19,6 +19,7 @@ engine they ship, so no rules process is part of this shape.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import os
 import shutil
@@ -416,7 +417,18 @@ async def _scenario(
         for task in players:
             if task.done():
                 task.result()  # a player's failure, now
-        assert not all(task.done() for task in players), "the hand ended before the kill"
+        if all(task.done() for task in players):
+            ended = (
+                await client.call(
+                    "GetHandRecord",
+                    table_pb2.GetHandRecordRequest(hand_id=f"{table_id}-h1"),
+                    service,
+                )
+            ).record
+            sources = collections.Counter(
+                table_pb2.MoveSource.Name(move.source) for move in ended.moves
+            )
+            pytest.fail(f"the hand ended before the kill: {len(moves)} moves acted, {sources}")
     # Over one connection, nginx has sent calls to both table processes.
     for name in ("table1", "table2"):
         assert _handled(ports[name][1], "GetSeatView") > 0, f"{name} got no call"
