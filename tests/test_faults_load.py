@@ -72,6 +72,10 @@ def test_bench_load_plays_the_whole_stack_and_reports_its_figures() -> None:
     assert figures["moves_applied"] >= figures["moves"]
     assert set(figures["cpu_us_per_move"]) == set(SERVICES)
     assert figures["cpu_us_per_move"]["table"] > 0
+    # The table's event loop was sampled and its collections counted over the run.
+    holdups = figures["table_holdups"]
+    assert holdups["collections"] > 0 and holdups["collection_seconds"] > 0
+    assert 0 <= holdups["long_collections"] <= holdups["collections"]
 
 
 @pytest.mark.slow

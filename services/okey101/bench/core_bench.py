@@ -184,9 +184,7 @@ def _temporary_postgres(cleanup: contextlib.ExitStack, base: str) -> str:
     )
 
 
-def main(
-    tables: int, seconds: float, sqlite: bool, database_url: str | None, as_json: bool
-) -> int:
+def main(tables: int, seconds: float, sqlite: bool, database_url: str | None, as_json: bool) -> int:
     figures = run(tables, seconds, sqlite=sqlite, database_url=database_url)
     print(
         f"core: {figures['tables']} tables ({figures['database']}), "

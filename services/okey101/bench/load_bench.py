@@ -37,6 +37,10 @@ and ``cpu_percent`` (of one core, over the measured minutes) per service from ``
 ``moves_applied`` (every move the tables applied over those minutes, players', bots' and
 timeouts', from the table service's ``okey_moves_total``) and ``cpu_us_per_move`` (each
 service's processor time, user and system, divided by ``moves_applied``),
+``table_holdups`` (what held the table process's event loop over those minutes, from its
+metrics: garbage collections, their seconds, those of 100 ms or more and the full ones; the
+event-loop lag samples of 100 ms or more and the seconds late in all: set beside
+``slow_moves``, they say whether a stall was the table's own),
 ``client_cpu_percent`` (this process, the players: a client that cannot keep up shows here),
 ``login_seconds`` and ``seating_seconds`` (logging every guest in, then until every table was
 seated: the lobby's part), the load average before and after, and ``cpu_stalled_percent``:
@@ -58,6 +62,7 @@ import os
 import tempfile
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -215,6 +220,7 @@ async def _play(
         seating = round(time.monotonic() - seating_began, 1)
         cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
         applied_before = moves_applied(stack.ports["table"][1])
+        holdups_before = Holdups.read(stack.ports["table"][1])
         client_before = time.process_time()
         stall_before = load_stack.cpu_stall_us()
         times_before = load_stack.cpu_times()
@@ -227,6 +233,7 @@ async def _play(
         figures.recording = False
         cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
         applied = moves_applied(stack.ports["table"][1]) - applied_before
+        holdups = Holdups.read(stack.ports["table"][1]).since(holdups_before)
         client_cpu = round((time.process_time() - client_before) / elapsed * 100, 1)
         stall_after = load_stack.cpu_stall_us()
         times_after = load_stack.cpu_times()
@@ -270,6 +277,7 @@ async def _play(
         "slow_moves": sum(slow_seconds.values()),
         "slow_moves_worst_seconds": dict(slow_seconds.most_common(5)),
         "client_gc_pauses_over_50_ms": pauses.long,
+        "table_holdups": holdups,
         "moves": moves,
         "moves_applied": applied,
         "cpu_us_per_move": per_move,
@@ -294,19 +302,67 @@ async def _play(
     }
 
 
+def _samples(metrics_port: int) -> list[Any]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as page:
+        text = page.read().decode()
+    return [sample for family in text_string_to_metric_families(text) for sample in family.samples]
+
+
 def moves_applied(metrics_port: int) -> int:
     """Every move the table service has applied (``okey_moves_total``: players', bots' and
     timeouts'), read from its metrics."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as page:
-        text = page.read().decode()
     return round(
-        sum(
-            sample.value
-            for family in text_string_to_metric_families(text)
-            for sample in family.samples
-            if sample.name == "okey_moves_total"
-        )
+        sum(float(s.value) for s in _samples(metrics_port) if s.name == "okey_moves_total")
     )
+
+
+@dataclass(frozen=True)
+class Holdups:
+    """What held a service's event loop, from its metrics: garbage collections (count, seconds,
+    those of 100 ms or more, full ones) and the event loop's lag samples of 100 ms or more with
+    the seconds they were late in all. Read before and after, their difference lines up with
+    the client's slow moves."""
+
+    collections: float
+    collection_seconds: float
+    long_collections: float
+    full_collections: float
+    late_wakeups: float
+    late_seconds: float
+
+    @staticmethod
+    def read(metrics_port: int) -> Holdups:
+        figures = collections.Counter[str]()
+        for sample in _samples(metrics_port):
+            le = sample.labels.get("le")
+            if sample.name == "okey_gc_pause_seconds_count":
+                figures["collections"] += sample.value
+                if sample.labels.get("generation") == "2":
+                    figures["full"] += sample.value
+            elif sample.name == "okey_gc_pause_seconds_sum":
+                figures["collection_seconds"] += sample.value
+            elif sample.name == "okey_gc_pause_seconds_bucket" and le == "0.1":
+                figures["short_collections"] += sample.value  # 0.1 s is a bucket's bound
+            elif sample.name == "okey_event_loop_lag_seconds_count":
+                figures["wakeups"] += sample.value
+            elif sample.name == "okey_event_loop_lag_seconds_bucket" and le == "0.1":
+                figures["prompt_wakeups"] += sample.value
+            elif sample.name == "okey_event_loop_lag_seconds_sum":
+                figures["late_seconds"] += sample.value
+        return Holdups(
+            collections=figures["collections"],
+            collection_seconds=figures["collection_seconds"],
+            long_collections=figures["collections"] - figures["short_collections"],
+            full_collections=figures["full"],
+            late_wakeups=figures["wakeups"] - figures["prompt_wakeups"],
+            late_seconds=figures["late_seconds"],
+        )
+
+    def since(self, before: Holdups) -> dict[str, float]:
+        return {
+            name: round(getattr(self, name) - getattr(before, name), 3)
+            for name in self.__dataclass_fields__
+        }
 
 
 def run(

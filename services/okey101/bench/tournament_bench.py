@@ -233,9 +233,7 @@ def run(
     return figures
 
 
-def main(
-    players: int, hands: int, sqlite: bool, database_url: str | None, as_json: bool
-) -> int:
+def main(players: int, hands: int, sqlite: bool, database_url: str | None, as_json: bool) -> int:
     figures = run(players, hands, sqlite=sqlite, database_url=database_url)
     print(
         f"tournament: {figures['players']} players ({figures['database']}), "
