@@ -83,8 +83,8 @@ class ScoreLine:
 class HandResult:
     """A hand that has ended: why, how, and each seat's points (+101s included).
 
-    ``lines`` holds each seat's score lines, in seat order, each seat's adding up to its score
-    (none for a void hand); empty where the result was read from a message without them."""
+    ``lines`` holds each seat's score lines, in seat order, each seat's adding up to its score;
+    empty for a void hand, and where the result was read from a message without them."""
 
     reason: EndReason
     finish: Finish | None

@@ -149,7 +149,7 @@ def score_hand(state: ScoredHand, reason: EndReason, finish: Finish | None) -> H
     """Each seat's points for a hand that ended for ``reason``, and their lines."""
     seats = len(state.seats)
     if reason is EndReason.VOID:
-        return HandResult(reason, None, (0,) * seats, (0,) * seats, ((),) * seats)
+        return HandResult(reason, None, (0,) * seats, (0,) * seats)
     doublings = finish_doublings(state.rules, finish)
     lines = tuple(seat_lines(state, index, finish, doublings) for index in range(seats))
     scores = tuple(sum(line.points for line in seat) for seat in lines)
