@@ -255,7 +255,9 @@ class OkeyApp(App[int]):
             # Not a dropped connection (those are resumed): the table cannot be followed.
             self.fail(self.strings("rejected", message=Rejection.of(error).message))
             return
-        self.set_message(self.strings("table_closed"))
+        # The server ends the stream (OK) after the match's last event or the table's closing.
+        over = self.model.match_result is not None
+        self.set_message(self.strings("ev_match_ended" if over else "table_closed"))
 
     def fail(self, reason: str) -> None:
         """Leave with exit status 1, saying why (printed once the screen is gone)."""
