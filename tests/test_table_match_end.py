@@ -12,12 +12,13 @@ rules, bot and scoring services beside it).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from pathlib import Path
 from typing import Any
 
 from okey.v1 import common_pb2, scoring_pb2, table_pb2
-from service_stack import Stack, running_stack
+from service_stack import FAST, Stack, running_stack
 from test_table_service import all_bots, create_table, get_table, one_hand_rules, run
 
 from okey101.engine.tiles import tile_by_id
@@ -216,5 +217,35 @@ def test_a_target_match_shows_its_target_and_a_closed_tables_streams_end(tmp_pat
             # A stream opened on the closed table sends everything, then ends.
             again = await whole_stream(stack, request)
             assert [e.SerializeToString() for e in again] == [e.SerializeToString() for e in stream]
+
+    run(scenario())
+
+
+def test_with_scoring_out_of_reach_the_match_end_is_held_only_so_long(tmp_path: Path) -> None:
+    """Scoring down: MATCH_ENDED waits for it ``match_end_hold_seconds``, then is sent anyway,
+    and the stream still ends, OK."""
+    hold = 1.5
+    options = dataclasses.replace(FAST, match_end_hold_seconds=hold)
+
+    async def scenario() -> None:
+        async with running_stack(tmp_path, options=options) as stack:
+            await stack.scoring.stop_now()
+            rules = one_hand_rules(common_pb2.RULE_PRESET_BOOMBALA, match_hands=1)
+            table_id = await start_bots(stack, rules)
+            loop = asyncio.get_running_loop()
+            arrived: list[tuple[int, float]] = []
+
+            async def read() -> None:
+                call = stack.table_stub().WatchTable(
+                    table_pb2.WatchTableRequest(table_id=table_id), metadata=stack.service_auth()
+                )
+                async for item in call:
+                    arrived.append((item.event.kind, loop.time()))
+                assert (await call.code()).name == "OK"
+
+            await asyncio.wait_for(read(), STREAM_TIMEOUT)
+            assert arrived[-1][0] == common_pb2.EVENT_KIND_MATCH_ENDED
+            hand_end = max(t for kind, t in arrived if kind == common_pb2.EVENT_KIND_HAND_ENDED)
+            assert arrived[-1][1] - hand_end >= hold * 0.9
 
     run(scenario())
