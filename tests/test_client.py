@@ -20,7 +20,7 @@ from okey.v1 import common_pb2, table_pb2
 from okey101.client import moves
 from okey101.client.errors import Rejection
 from okey101.client.i18n import CATALOGUE, LANGUAGES, Strings, parameters
-from okey101.client.model import TableModel
+from okey101.client.model import TableModel, score_reasons
 from okey101.client.resume import Backoff, Reconnecting, ResumableWatch
 from okey101.client.session import GuestIdentity, GuestStore, Seating
 from okey101.engine.actions import End, LayOff
@@ -392,3 +392,24 @@ def state_tile(tile: int) -> object:
     from okey101.engine.tiles import tile_by_id
 
     return tile_by_id(tile)
+
+
+def test_a_seats_points_are_told_line_by_line() -> None:
+    score = common_pb2.SeatScore(seat=1, points=351)
+    score.lines.add(kind=common_pb2.SCORE_LINE_KIND_RACK_SUM, points=24, count=3)
+    score.lines.add(kind=common_pb2.SCORE_LINE_KIND_OKEY_IN_HAND, points=101, count=1)
+    score.lines.add(
+        kind=common_pb2.SCORE_LINE_KIND_DOUBLED,
+        points=125,
+        doubled_for=[common_pb2.DOUBLING_REASON_OKEY_FINISH, common_pb2.DOUBLING_REASON_ONE_GO],
+    )
+    score.lines.add(
+        kind=common_pb2.SCORE_LINE_KIND_PENALTY,
+        points=101,
+        penalty_reason=common_pb2.PENALTY_REASON_OKEY_DISCARDED,
+    )
+    english = score_reasons(Strings("en"), score)
+    assert english.startswith("rack (3 tiles) +24 okey ×1 +101 ×2 (with the okey, in one go) +125")
+    assert english.endswith("= 351") and "penalty (" in english
+    assert score_reasons(Strings("tr"), score).startswith("ıstaka (3 taş) +24")
+    assert score_reasons(Strings("en"), common_pb2.SeatScore(points=0)) == ""

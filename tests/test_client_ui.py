@@ -543,6 +543,9 @@ def test_the_last_discard_ends_the_hand_and_shows_the_score_sheet(tmp_path: Path
         assert "Score sheet after hand 1" in text
         assert "finished by you" in text
         assert "-101" in text
+        # The reveal: each seat's points as its score lines say them.
+        assert "finished -101 = -101" in text
+        assert "rack (" in text or "never opened +202" in text
         # While the sheet is open, the move keys are the sheet's: nothing is sent.
         await pilot.press("d", "x")
         assert len(table.acts) == 1

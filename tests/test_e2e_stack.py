@@ -117,7 +117,7 @@ def test_a_quick_match_is_played_to_its_end_through_the_lobby_and_scored(
             winners = [seat.seat for seat in result.seats if seat.winner]
             assert all(totals[seat] == min(totals) for seat in winners)
             sheet = await session.score_sheet_through(
-                result.match_id, len(hands), wait=20, ended=True
+                result.match_id, len(hands), wait=0, ended=True
             )
             assert sheet is not None and sheet.ended
             assert list(sheet.totals) == totals
@@ -418,6 +418,10 @@ def test_the_integration_guides_example_plays_a_match_across_a_table_restart(
         "hand 1 ended",
         "hand 2 ended",
     ]
+    # The reveal: each seat's opening and its points itemized, after each hand.
+    reveal = [line for line in lines if line.startswith("  seat ")]
+    assert len(reveal) == 4 * sum(1 for line in lines if line.startswith("hand "))
+    assert all(re.fullmatch(r"  seat \d \(\w+\): .+ = -?\d+", line) for line in reveal)
     results = lines[-4:]
     assert all(re.fullmatch(r".+: -?\d+( \(winner\))?", line) for line in results)
     assert any(line.endswith("(winner)") for line in results)

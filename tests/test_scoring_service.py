@@ -846,7 +846,7 @@ def test_migrated_schema_matches_the_models(database_url: str) -> None:
 
                 differences, revision = await connection.run_sync(compare)
             assert differences == []
-            assert revision == "0001_initial"
+            assert revision == "0002_score_lines"
         finally:
             await database.dispose()
 

@@ -34,7 +34,13 @@ from textual.widgets import Footer, RichLog, Static
 from okey101.client import moves
 from okey101.client.errors import RETRYABLE, Rejection
 from okey101.client.i18n import Strings
-from okey101.client.model import SheetRow, TableModel, rows_from_results, sheet_rows
+from okey101.client.model import (
+    SheetRow,
+    TableModel,
+    rows_from_results,
+    score_reasons,
+    sheet_rows,
+)
 from okey101.client.port import Connect, TablePort
 from okey101.client.render import (
     face_name,
@@ -255,7 +261,9 @@ class OkeyApp(App[int]):
             # Not a dropped connection (those are resumed): the table cannot be followed.
             self.fail(self.strings("rejected", message=Rejection.of(error).message))
             return
-        self.set_message(self.strings("table_closed"))
+        # The server ends the stream (OK) after the match's last event or the table's closing.
+        over = self.model.match_result is not None
+        self.set_message(self.strings("ev_match_ended" if over else "table_closed"))
 
     def fail(self, reason: str) -> None:
         """Leave with exit status 1, saying why (printed once the screen is gone)."""
@@ -718,6 +726,13 @@ class OkeyApp(App[int]):
                 self.model.hand_results, self.model.totals_before, s, self.names()
             )
             notes.append(s("sheet_from_table"))
+        revealed = self.model.hand_results.get(hand_number)
+        if revealed is not None:  # the hand's reveal: why each seat scored what it did
+            names = self.names()
+            for score in revealed.scores:
+                reasons = score_reasons(s, score)
+                if reasons and score.seat < len(names):
+                    notes.append(f"{names[score.seat]}: {reasons}")
         title = s("sheet_title", number=hand_number) if hand_number else s("sheet_title_now")
         result = self.model.match_result
         if final and result is not None:

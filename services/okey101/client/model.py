@@ -219,6 +219,39 @@ def hand_note(
     return note
 
 
+_LINE_KEYS = {
+    common_pb2.SCORE_LINE_KIND_FINISHED: "line_finished",
+    common_pb2.SCORE_LINE_KIND_NEVER_OPENED: "line_never_opened",
+    common_pb2.SCORE_LINE_KIND_RACK_SUM: "line_rack_sum",
+    common_pb2.SCORE_LINE_KIND_OKEY_IN_HAND: "line_okey_in_hand",
+    common_pb2.SCORE_LINE_KIND_DOUBLED: "line_doubled",
+    common_pb2.SCORE_LINE_KIND_CAPPED: "line_capped",
+    common_pb2.SCORE_LINE_KIND_INDICATOR_SHOWN: "line_indicator",
+    common_pb2.SCORE_LINE_KIND_PENALTY: "line_penalty",
+}
+_DOUBLING_KEYS = {
+    common_pb2.DOUBLING_REASON_OKEY_FINISH: "sheet_with_okey",
+    common_pb2.DOUBLING_REASON_PAIRS_FINISH: "sheet_after_pairs",
+    common_pb2.DOUBLING_REASON_ONE_GO: "sheet_one_go",
+    common_pb2.DOUBLING_REASON_OPENED_WITH_PAIRS: "line_opened_with_pairs",
+}
+
+
+def score_reasons(strings: Strings, score: common_pb2.SeatScore) -> str:
+    """A seat's points as its score lines say them: "rack 24 + okey 101 + ×2 (with the okey)
+    +125 = 250"; empty where there are none (a void hand, a sheet from before lines)."""
+    if not score.lines:
+        return ""
+    parts = []
+    for line in score.lines:
+        why = ", ".join(strings(_DOUBLING_KEYS.get(r, "sheet_one_go")) for r in line.doubled_for)
+        if line.kind == common_pb2.SCORE_LINE_KIND_PENALTY:
+            why = strings(_PENALTY_KEYS.get(line.penalty_reason, "reason_before"))
+        key = _LINE_KEYS.get(line.kind, "line_rack_sum")
+        parts.append(strings(key, points=f"{line.points:+d}", count=line.count, why=why))
+    return strings("line_sum", lines=" ".join(parts), points=score.points)
+
+
 def sheet_rows(
     sheet: scoring_pb2.ScoreSheet, strings: Strings, names: Sequence[str]
 ) -> list[SheetRow]:

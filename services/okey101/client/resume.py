@@ -11,7 +11,8 @@ the stream breaks opens it again from there, so the consumer sees one unbroken s
   anything received), with ``after_sequence`` = the last sequence seen;
 - OUT_OF_RANGE (the log no longer keeps that far back): reconnect with ``start_with_view``; the
   new view replaces everything the consumer knew;
-- the stream ending with OK (after TABLE_CLOSED): the iteration ends;
+- the stream ending with OK (the server ends it after MATCH_ENDED, the match's last event, or
+  TABLE_CLOSED): the iteration ends, never resumed;
 - any other code (UNAUTHENTICATED, NOT_FOUND, PERMISSION_DENIED...): raised to the consumer.
 
 An event at or below the last sequence seen is dropped, so a server that replays one more than

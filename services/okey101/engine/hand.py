@@ -41,7 +41,7 @@ from okey101.engine.errors import InvalidInput, RuleViolation
 from okey101.engine.melds import HIGH_ONE, Meld, MeldKind, make_meld, make_pair
 from okey101.engine.result import EndReason, Finish, HandResult
 from okey101.engine.rules import LeftDiscardPolicy, OneGoFinish, RuleSet, StockOutPolicy
-from okey101.engine.scoring import score_hand
+from okey101.engine.scoring import doubling_reasons, score_hand
 from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
 from okey101.engine.solver.arrangement import Hand
 from okey101.engine.solver.playability import can_use, is_playable
@@ -728,12 +728,8 @@ def finish_multiplier(rules: RuleSet, *, with_okey: bool, after_pairs: bool, one
     """x2 for each doubling the rule set counts: the okey thrown last, a finish after a pairs
     opening, going out in one go (a hand finish). Where the doublings do not stack
     (``finish_doublings_stack``: boombala), any number of them doubles once."""
-    doublings = sum(
-        (
-            with_okey and rules.double_with_okey,
-            after_pairs and rules.double_after_pairs_opening,
-            one_go,
-        )
+    doublings = len(
+        doubling_reasons(rules, with_okey=with_okey, after_pairs=after_pairs, one_go=one_go)
     )
     if not rules.finish_doublings_stack:
         doublings = min(doublings, 1)

@@ -4,14 +4,15 @@ are built here inside the transaction that stores them."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, Final
 
 from google.protobuf.timestamp_pb2 import Timestamp
 from okey.v1 import common_pb2, scoring_pb2
 
-from okey101.engine.result import EndReason
-from okey101.engine.seat import PenaltyReason
+from okey101.engine.result import Doubling, EndReason, ScoreLine, ScoreLineKind
+from okey101.engine.seat import OpenedAs, PenaltyReason
 from okey101.platform import convert
 from okey101.scoring import ratings
 from okey101.scoring.records import RecordedHand
@@ -37,6 +38,45 @@ def penalties_of(text: str) -> list[common_pb2.PenaltyReason]:
     return [
         convert.penalty_reason_to_proto(PenaltyReason(name)) for name in text.split(",") if name
     ]
+
+
+def lines_json(lines: Sequence[ScoreLine]) -> str:
+    """A seat's score lines as stored (``models.hand_seats.score_lines``)."""
+    out = []
+    for line in lines:
+        item: dict[str, Any] = {"kind": line.kind.value, "points": line.points}
+        if line.count:
+            item["count"] = line.count
+        if line.doubled_for:
+            item["doubled_for"] = [reason.value for reason in line.doubled_for]
+        if line.penalty is not None:
+            item["penalty"] = line.penalty.value
+        out.append(item)
+    return json.dumps(out, separators=(",", ":"))
+
+
+def lines_of(text: str) -> list[common_pb2.ScoreLine]:
+    """Stored score lines as the proto's."""
+    lines = []
+    for item in json.loads(text or "[]"):
+        penalty = item.get("penalty")
+        lines.append(
+            convert.score_line_to_proto(
+                ScoreLine(
+                    ScoreLineKind(item["kind"]),
+                    int(item["points"]),
+                    int(item.get("count", 0)),
+                    tuple(Doubling(reason) for reason in item.get("doubled_for", ())),
+                    None if penalty is None else PenaltyReason(penalty),
+                )
+            )
+        )
+    return lines
+
+
+def opening_of(text: str) -> common_pb2.OpeningKind:
+    """A stored opening (runs, pairs or "" for none) as the proto's."""
+    return convert.opened_as_to_proto(OpenedAs(text) if text else None)
 
 
 def sheet_row(
@@ -65,6 +105,8 @@ def sheet_row(
             points=seat.points,
             penalty_points=seat.penalty_points,
             penalties=penalties_of(seat.penalties),
+            opened_as=opening_of(seat.opened_as),
+            lines=lines_of(seat.score_lines),
         )
     if partners:
         message.running_team_totals.extend([running[0] + running[2], running[1] + running[3]])

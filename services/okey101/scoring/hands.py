@@ -26,9 +26,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from okey101.engine.hand import SEATS
 from okey101.engine.result import EndReason
 from okey101.engine.seat import PenaltyReason
+from okey101.platform.convert import result_lines
 from okey101.platform.database import Database, insert_ignoring_conflicts
 from okey101.platform.idempotency import Once, Raced, RowAnswers, Stored, StoredAnswers
-from okey101.scoring.convert import sheet_row
+from okey101.scoring.convert import lines_json, sheet_row
 from okey101.scoring.errors import Conflict
 from okey101.scoring.models import hand_seats, hands, matches
 from okey101.scoring.records import AttrRow, RecordedHand, now_us
@@ -206,6 +207,7 @@ class Hands:
                 "penalties": _penalty_names(checked.penalties[seat.seat]),
                 "opened_as": _opened_name(checked, seat.seat),
                 "finished": finish is not None and finish.winner == seat.seat,
+                "score_lines": lines_json(result_lines(result, seat.seat)),
             }
             for seat in checked.seats
         ]

@@ -10,8 +10,8 @@ very same bytes.
   tournament), completed by RecordMatch (result, answer, round, end).
 - ``scoring_hands``: one row per recorded hand; the primary key (hand id) and the unique
   (match id, hand number) make a duplicate impossible, however deliveries race.
-- ``scoring_hand_seats``: each seat's points in each hand, with who held it: what players'
-  statistics and standings add up.
+- ``scoring_hand_seats``: each seat's points in each hand (and their score lines), with who
+  held it: what players' statistics and standings add up.
 - ``scoring_match_players``: each seat's line in an ended match (total, place, win).
 - ``scoring_ratings``: a player's OpenSkill rating per mode and preset (``all`` for every
   preset together), with the rated matches and wins it counts.
@@ -139,6 +139,9 @@ hand_seats = Table(
     # runs, pairs or "" (not opened).
     Column("opened_as", String(8), nullable=False),
     Column("finished", Boolean, nullable=False),
+    # The seat's score lines as a JSON list of objects (kind, points, count, doubled_for,
+    # penalty: the engine's names); "[]" for a void hand and hands recorded before lines were.
+    Column("score_lines", Text, nullable=False, server_default="[]"),
 )
 Index("ix_scoring_hand_seats_player", hand_seats.c.player_id, hand_seats.c.preset)
 Index("ix_scoring_hand_seats_match", hand_seats.c.match_id)

@@ -11,7 +11,8 @@ what the request carries:
    the rule set (``engine.hand``);
 2. a stock-out has no finish and an empty stock; a void hand needs all four opened with pairs;
 3. each seat's points, +101 points and penalty reasons must be what the engine's
-   ``score_hand`` gives for that state, reason and finish.
+   ``score_hand`` gives for that state, reason and finish; so must its score lines, where the
+   request has them (a request without them gets the engine's: they are what is stored).
 
 Anything else is INVALID_ARGUMENT: SCORE_MISMATCH naming the first field that differs, what was
 reported and what the rules give; nothing is stored.
@@ -34,7 +35,7 @@ from okey.v1 import common_pb2, scoring_pb2
 from okey101.engine import hand as engine_hand
 from okey101.engine.hand import SEATS, HandState
 from okey101.engine.match import MatchState, new_match, record_hand
-from okey101.engine.result import EndReason, Finish, HandResult
+from okey101.engine.result import EndReason, Finish, HandResult, ScoreLine
 from okey101.engine.rules import RuleSet
 from okey101.engine.scoring import score_hand
 from okey101.engine.seat import OpenedAs, PenaltyReason
@@ -217,6 +218,10 @@ def _reasons(values: Sequence[int]) -> str:
     return ",".join(names[v].name if v in names else str(v) for v in values) or "none"
 
 
+def _lines(lines: Sequence[ScoreLine]) -> str:
+    return " + ".join(f"{line.kind.value} {line.points}" for line in lines) or "none"
+
+
 def check_hand(request: scoring_pb2.RecordHandRequest) -> CheckedHand:
     """The request read and checked (module docstring); ``Invalid`` if it is not a hand the
     engine could have ended so."""
@@ -257,6 +262,10 @@ def check_hand(request: scoring_pb2.RecordHandRequest) -> CheckedHand:
         due = [int(convert.penalty_reason_to_proto(reason)) for reason in penalties[seat]]
         if told != due:
             raise _mismatch(f"{where}.penalties", _reasons(told), _reasons(due))
+        if reported.lines and reported.lines[seat] != expected.lines[seat]:
+            raise _mismatch(
+                f"{where}.lines", _lines(reported.lines[seat]), _lines(expected.lines[seat])
+            )
     return CheckedHand(
         request=request,
         fingerprint=fingerprint(request),

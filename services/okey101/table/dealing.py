@@ -21,6 +21,7 @@ from okey101.engine.deal import deal as deal_hand
 from okey101.engine.fair_deal import commitment, deck_order
 from okey101.engine.hand import SEATS, HandState
 from okey101.engine.match import MatchState, record_hand
+from okey101.engine.rules import MatchEnd
 from okey101.platform import convert
 from okey101.platform.auth import Claims
 from okey101.platform.convert.tiles import shared_tile, shared_tiles
@@ -190,6 +191,10 @@ def end_hand_into(change: Change, options: TableOptions) -> None:
     )
     result = convert.hand_result_to_proto(state.result, state)
     match = record_hand(match, state.result)
+    progress = _progress(record.match_id, match, record.rules_message().match_end)
+    for draft in change.drafts:
+        if draft.event.kind == common_pb2.EVENT_KIND_HAND_ENDED:
+            draft.event.match_progress.CopyFrom(progress)
     match_record = MatchRecord(
         dealer=match.dealer,
         totals=tuple(match.totals),
@@ -269,6 +274,24 @@ def end_hand_into(change: Change, options: TableOptions) -> None:
         state=common_pb2.TABLE_STATE_FINISHED, match_result=result_message.SerializeToString()
     )
     change.timer = None
+
+
+def _progress(
+    match_id: str, match: MatchState, match_end: common_pb2.MatchEnd
+) -> common_pb2.MatchProgress:
+    """Where the match stands after a hand (HAND_ENDED's match_progress)."""
+    rules = match.rules
+    target = rules.match_end is MatchEnd.TARGET_TOTAL
+    return common_pb2.MatchProgress(
+        match_id=match_id,
+        totals=list(match.totals),
+        team_totals=list(match.team_totals()) if rules.partners else [],
+        hands_played=match.hands_played,
+        match_end=match_end,
+        target_total=rules.match_target if target else 0,
+        match_hands=0 if target else rules.match_hands,
+        ended=match.ended,
+    )
 
 
 def _seat_players(seats: Sequence[SeatRecord]) -> list[scoring_pb2.SeatPlayer]:

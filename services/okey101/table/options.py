@@ -32,6 +32,9 @@ class TableOptions:
     peer_timeout_seconds: float = 3.0
     #: How often the watchdog refreshes the deployment-wide gauges.
     watchdog_seconds: float = 5.0
+    #: How long WatchTable holds a MATCH_ENDED event back until scoring has recorded the match
+    #: (so that the score sheet is there when the event arrives); past this it is sent anyway.
+    match_end_hold_seconds: float = 10.0
 
     @classmethod
     def from_environ(cls, environ: dict[str, str] | None = None) -> TableOptions:

@@ -17,6 +17,7 @@ Who plays what:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import uuid
@@ -99,6 +100,12 @@ _MAX_EVENTS_PER_READ: Final = 500
 #: A watcher with nothing new looks at the log on its own this often (a lost notification
 #: costs at most this much delay, never an event).
 SAFETY_POLL_SECONDS: Final = 5.0
+
+#: The events after which a WatchTable stream ends (the table takes no more moves).
+_LAST_EVENTS: Final = frozenset(
+    {common_pb2.EVENT_KIND_MATCH_ENDED, common_pb2.EVENT_KIND_TABLE_CLOSED}
+)
+_OVER: Final = frozenset({common_pb2.TABLE_STATE_FINISHED, common_pb2.TABLE_STATE_CLOSED})
 
 _VIEW_FIELD: Final = table_pb2.GetSeatViewResponse.DESCRIPTOR.fields_by_name["view"].number
 _WATCH_FIELDS: Final = table_pb2.WatchTableResponse.DESCRIPTOR.fields_by_name
@@ -510,6 +517,7 @@ class TableServicer:
                 if after > live.record.last_sequence:
                     last = live.record.last_sequence
                     raise Invalid("SEQUENCE_AHEAD", after_sequence=after, last_sequence=last)
+            last_sent = False
             while True:
                 events = live.events_after(after, _MAX_EVENTS_PER_READ)
                 if events is None:
@@ -517,12 +525,15 @@ class TableServicer:
                         table_id, after, limit=_MAX_EVENTS_PER_READ
                     )
                 for event in events:
+                    if event.kind == common_pb2.EVENT_KIND_MATCH_ENDED:
+                        await self._match_scored(live.record.match_id)
                     yield wire.length_delimited(_WATCH_EVENT, event.copy_for(seat))
                     after = event.sequence
-                    if event.kind == common_pb2.EVENT_KIND_TABLE_CLOSED:
-                        return
+                    last_sent = last_sent or event.kind in _LAST_EVENTS
                 if events:
                     continue
+                if last_sent or (live.record.state in _OVER and live.record.last_sequence <= after):
+                    return  # the match's (or table's) last event is sent: the stream ends, OK
                 await live.wait_beyond(after, SAFETY_POLL_SECONDS)
                 if live.stale:
                     await self.core.tables.fresh(live)
@@ -534,6 +545,20 @@ class TableServicer:
                         await self.core.tables.fresh(live)
         finally:
             live.watchers -= 1
+
+    async def _match_scored(self, match_id: str) -> None:
+        """Until scoring has acknowledged the match (the outbox's RecordMatch), so that its
+        score sheet is there, ended, when the MATCH_ENDED event arrives; at most
+        ``match_end_hold_seconds`` (scoring out of reach does not hold the event for ever)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.options.match_end_hold_seconds
+        pause = 0.01
+        while not await self.store.outbox_delivered(match_id):
+            if loop.time() >= deadline:
+                _log.warning("match end sent before scoring recorded it", match_id=match_id)
+                return
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.25)
 
     # ----------------------------------------------------------------------------------------
     # Hand records

@@ -340,6 +340,14 @@ class TableStore:
 
         await self._transaction(work)
 
+    async def outbox_delivered(self, key: str) -> bool:
+        """Scoring has acknowledged the outbox row ``key`` (a hand id or a match id), or no
+        such row is owed."""
+        o = models.outbox.c
+        async with self._read() as session:
+            row = (await session.execute(select(o.sent_us).where(o.key == key))).first()
+        return row is None or row.sent_us is not None
+
     # ----------------------------------------------------------------------------------------
     # The watchdog's figures
 

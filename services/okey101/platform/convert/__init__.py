@@ -58,6 +58,9 @@ from okey101.platform.convert.results import (
     finish_to_proto,
     hand_result_from_proto,
     hand_result_to_proto,
+    result_lines,
+    score_line_from_proto,
+    score_line_to_proto,
 )
 from okey101.platform.convert.rules import KNOB_LIMIT, rules_from_proto, rules_to_proto
 from okey101.platform.convert.state import (
@@ -116,8 +119,11 @@ __all__ = [
     "penalty_reason_to_proto",
     "phase_from_proto",
     "phase_to_proto",
+    "result_lines",
     "rules_from_proto",
     "rules_to_proto",
+    "score_line_from_proto",
+    "score_line_to_proto",
     "seat_view_from_proto",
     "seat_view_to_proto",
     "seat_views_to_proto",

@@ -15,7 +15,7 @@ from okey.v1 import common_pb2
 from okey101.engine.actions import End
 from okey101.engine.hand import Phase
 from okey101.engine.melds import MeldKind
-from okey101.engine.result import EndReason
+from okey101.engine.result import Doubling, EndReason, ScoreLineKind
 from okey101.engine.seat import OpenedAs, PenaltyReason
 from okey101.engine.tiles import Colour
 from okey101.platform.convert.limits import bad_field
@@ -57,6 +57,28 @@ END_REASONS: Final[Mapping[EndReason, common_pb2.HandEndReason]] = {
     EndReason.VOID: common_pb2.HAND_END_REASON_VOID,
 }
 END_REASONS_BACK: Final[Mapping[int, EndReason]] = {int(v): k for k, v in END_REASONS.items()}
+
+SCORE_LINE_KINDS: Final[Mapping[ScoreLineKind, common_pb2.ScoreLineKind]] = {
+    ScoreLineKind.FINISHED: common_pb2.SCORE_LINE_KIND_FINISHED,
+    ScoreLineKind.NEVER_OPENED: common_pb2.SCORE_LINE_KIND_NEVER_OPENED,
+    ScoreLineKind.RACK_SUM: common_pb2.SCORE_LINE_KIND_RACK_SUM,
+    ScoreLineKind.OKEY_IN_HAND: common_pb2.SCORE_LINE_KIND_OKEY_IN_HAND,
+    ScoreLineKind.DOUBLED: common_pb2.SCORE_LINE_KIND_DOUBLED,
+    ScoreLineKind.CAPPED: common_pb2.SCORE_LINE_KIND_CAPPED,
+    ScoreLineKind.INDICATOR_SHOWN: common_pb2.SCORE_LINE_KIND_INDICATOR_SHOWN,
+    ScoreLineKind.PENALTY: common_pb2.SCORE_LINE_KIND_PENALTY,
+}
+SCORE_LINE_KINDS_BACK: Final[Mapping[int, ScoreLineKind]] = {
+    int(v): k for k, v in SCORE_LINE_KINDS.items()
+}
+
+DOUBLINGS: Final[Mapping[Doubling, common_pb2.DoublingReason]] = {
+    Doubling.OKEY_FINISH: common_pb2.DOUBLING_REASON_OKEY_FINISH,
+    Doubling.PAIRS_FINISH: common_pb2.DOUBLING_REASON_PAIRS_FINISH,
+    Doubling.ONE_GO: common_pb2.DOUBLING_REASON_ONE_GO,
+    Doubling.OPENED_WITH_PAIRS: common_pb2.DOUBLING_REASON_OPENED_WITH_PAIRS,
+}
+DOUBLINGS_BACK: Final[Mapping[int, Doubling]] = {int(v): k for k, v in DOUBLINGS.items()}
 
 OPENINGS: Final[Mapping[OpenedAs | None, common_pb2.OpeningKind]] = {
     None: common_pb2.OPENING_KIND_NOT_OPENED,
