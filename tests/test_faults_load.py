@@ -185,3 +185,6 @@ def test_bench_core_plays_tables_through_the_table_core_and_reports_their_cost()
     assert figures["database"] == "sqlite" and figures["tables"] == 2
     assert figures["moves_applied"] > 20 and figures["moves_per_second"] > 0
     assert figures["table_cpu_us_per_move"] > 0 and figures["deciding_cpu_us_per_move"] > 0
+    collections = figures["gc"]
+    assert collections["collections"] >= collections["full_collections"] >= 0
+    assert collections["collections"] > 0 and collections["longest_ms"] > 0

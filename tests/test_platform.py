@@ -34,6 +34,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
 from okey101.engine.errors import InvalidInput, RuleViolation
+from okey101.platform import collector
 from okey101.platform import messages as platform_messages
 from okey101.platform.auth import (
     AccessPolicy,
@@ -351,6 +352,26 @@ def test_garbage_collections_are_timed_and_a_long_one_is_logged(tmp_path: Path) 
                 assert line["pause_ms"] >= 100 and line["generation"] in (0, 1, 2)
 
     with_server(scenario, tmp_path)
+
+
+def test_a_serving_service_freezes_what_it_loaded_and_spaces_full_collections_out(
+    tmp_path: Path,
+) -> None:
+    """Once serving, what the service loaded is out of the collector's generations and a full
+    collection waits for FULL_COLLECTION_AFTER middle ones; the young thresholds are Python's."""
+    young, middle, full = gc.get_threshold()
+    gc.unfreeze()
+    gc.set_threshold(young, middle, 10)
+
+    async def scenario(handle: ServerHandle, channel: grpc.aio.Channel) -> None:
+        assert gc.get_freeze_count() > 1_000  # the modules and caches loaded to start
+        assert gc.get_threshold() == (young, middle, collector.FULL_COLLECTION_AFTER)
+
+    try:
+        with_server(scenario, tmp_path)
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(young, middle, full)
 
 
 def test_one_log_line_per_call_with_ids_and_never_the_rack(tmp_path: Path) -> None:

@@ -8,13 +8,16 @@ random bot from its view. Hands are dealt again as they end. What a move costs t
 no transport around it, is the process's processor time less the time spent choosing moves,
 divided by the moves applied: ``table_cpu_us_per_move``. The last line is JSON: ``tables``,
 ``seconds``, ``database``, ``moves_applied``, ``moves_per_second``, ``table_cpu_us_per_move``,
-``deciding_cpu_us_per_move``, ``hands_dealt``.
+``deciding_cpu_us_per_move``, ``hands_dealt``, and ``gc``: the garbage collector's work over the
+run (collections, full ones, seconds in all, the longest pause), with the collector set as a
+service sets it (``platform.collector``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import tempfile
@@ -33,7 +36,7 @@ from okey101.engine.bots.entry_points import fallback_decision
 from okey101.engine.hand import Phase
 from okey101.engine.rules import RuleSet
 from okey101.engine.view import view as engine_view
-from okey101.platform import convert
+from okey101.platform import collector, convert
 from okey101.platform.database import Database, sqlite_url
 from okey101.table.change import Change
 from okey101.table.core import TableCore
@@ -130,8 +133,14 @@ async def _play(url: str, tables: int, seconds: float) -> dict[str, Any]:
                 await core.change(table_id, plan, answer_key=key)
                 applied += len(actions)
 
+        collector.settle()  # as a service does once it is serving
+        collections = Collections()
+        gc.callbacks.append(collections.callback)
         cpu_began, wall_began = time.process_time(), time.perf_counter()
-        await asyncio.gather(*(play(table_id) for table_id in table_ids))
+        try:
+            await asyncio.gather(*(play(table_id) for table_id in table_ids))
+        finally:
+            gc.callbacks.remove(collections.callback)
         cpu = time.process_time() - cpu_began
         wall = time.perf_counter() - wall_began
     finally:
@@ -145,7 +154,36 @@ async def _play(url: str, tables: int, seconds: float) -> dict[str, Any]:
         "table_cpu_us_per_move": round((cpu - deciding) * 1e6 / max(applied, 1)),
         "deciding_cpu_us_per_move": round(deciding * 1e6 / max(applied, 1)),
         "hands_dealt": dealt,
+        "gc": collections.figures(),
     }
+
+
+class Collections:
+    """The garbage collector's work over the run: how many collections, how many full, the
+    seconds in all and the longest pause (a full one walks every live table)."""
+
+    def __init__(self) -> None:
+        self.count = self.full = 0
+        self.seconds = self.longest = self._began = 0.0
+
+    def callback(self, phase: str, info: dict[str, int]) -> None:
+        now = time.perf_counter()
+        if phase == "start":
+            self._began = now
+            return
+        pause = now - self._began
+        self.count += 1
+        self.full += info.get("generation") == 2
+        self.seconds += pause
+        self.longest = max(self.longest, pause)
+
+    def figures(self) -> dict[str, float]:
+        return {
+            "collections": self.count,
+            "full_collections": self.full,
+            "seconds": round(self.seconds, 3),
+            "longest_ms": round(self.longest * 1000, 1),
+        }
 
 
 def run(tables: int, seconds: float, *, sqlite: bool, database_url: str | None) -> dict[str, Any]:

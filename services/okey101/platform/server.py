@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import signal
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from types import TracebackType
@@ -43,6 +42,7 @@ import grpc.aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from okey101.platform import collector
 from okey101.platform.auth import AccessPolicy, AuthInterceptor, JwksVerifier, verifier_for
 from okey101.platform.config import ConfigError, Settings
 from okey101.platform.interceptors import Drain, ObservabilityInterceptor
@@ -173,10 +173,7 @@ class ServerHandle:
         except BaseException:
             await handle._shutdown(grace=0)
             raise
-        # What the service loaded to start (its modules, settings, warmed caches) lives as long
-        # as it does: out of the collector's generations, a full collection never scans it.
-        gc.collect()
-        gc.freeze()
+        collector.settle()  # what it loaded to start frozen; full collections spaced out
         for service in ("", *handle.service_names):
             await health_servicer.set(service, SERVING)
         log.info(
