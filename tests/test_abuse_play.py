@@ -384,8 +384,8 @@ def test_no_one_reads_another_players_answer_by_sending_their_request_id(world: 
         outcome = world.call("table", "Act", own, guest.auth)
         if outcome.ok:  # their own move, if it was theirs to make
             assert {item.tile.id for item in outcome.response.view.rack} != rack
-        else:
-            assert outcome.reason in ("NOT_YOUR_TURN", "STALE_VERSION"), outcome
+        else:  # not theirs to make: another's turn, or theirs but with a draw owed first
+            assert outcome.reason in ("NOT_YOUR_TURN", "STALE_VERSION", "MUST_DRAW_FIRST"), outcome
 
 
 def test_a_stale_move_is_aborted_and_a_retry_applies_nothing_twice(world: World) -> None:
