@@ -30,7 +30,7 @@ from okey101.engine.rules import RuleSet
 from okey101.engine.scoring import score_hand as engine_score_hand
 from okey101.engine.seat import OpenedAs, Seat
 from okey101.engine.solver.arrangement import Arrangement, Hand
-from okey101.engine.solver.openings import best_opening, lay_down_all_but_one
+from okey101.engine.solver.openings import best_opening, whole_hand_opening
 from okey101.engine.solver.pairs import best_pairs
 from okey101.engine.solver.playability import is_playable, playable_faces
 from okey101.engine.tiles import ALL_TILES, TILE_COUNT, Okey, Tile, tile_by_id
@@ -288,19 +288,6 @@ def _arrangement_to_proto(arrangement: Arrangement, okey: Okey) -> rules_pb2.Arr
     )
 
 
-def _whole_hand(hand: Hand, rules: RuleSet, required: Tile | None) -> Arrangement | None:
-    """Runs and sets of every tile but one; with ``required``, one that lays it down."""
-    whole = lay_down_all_but_one(hand, rules)
-    if whole is None or required is None or all(t.id != required.id for t in whole.leftover):
-        return whole
-    for keep in hand.tiles:
-        if keep.id != required.id:
-            other = lay_down_all_but_one(hand, rules, keep=keep)
-            if other is not None:
-                return other
-    return None
-
-
 def best_opening_of(
     request: rules_pb2.BestOpeningRequest, language: Language
 ) -> rules_pb2.BestOpeningResponse:
@@ -319,7 +306,7 @@ def best_opening_of(
     keep_one = not request.use_every_tile
     runs = best_opening(hand, rules, required=required, keep_one=keep_one)
     pairs = best_pairs(hand, required=required, keep_one=keep_one)
-    whole = _whole_hand(hand, rules, required)
+    whole = whole_hand_opening(hand, rules, required)
     response = rules_pb2.BestOpeningResponse(
         runs_and_sets=_arrangement_to_proto(runs, okey),
         pairs=_arrangement_to_proto(pairs, okey),
