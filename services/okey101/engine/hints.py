@@ -147,6 +147,8 @@ class TakeHint:
     allowed: bool
     # Why not (the engine's code: TAKE_ONLY_TO_OPEN, TAKEN_TILE_UNUSABLE ...); "" when allowed.
     refusal: str
+    # The refusal's parameters, as its sentence names them (``RuleViolation(refusal, **...)``).
+    refusal_params: tuple[tuple[str, str | int], ...]
     # The tile can go on the table this turn (the engine's rule for a taken tile).
     usable: bool
     # Once taken it must go on the table this turn (else, where the rules allow, given back
@@ -272,12 +274,14 @@ def _take_hint(state: HandState, seat: int, tile: Tile) -> TakeHint:
     try:
         after, _events = apply(state, seat, TakeDiscard())
     except OkeyError as error:
-        return TakeHint(tile, False, error.code, usable, must_use)
+        params = tuple(sorted(error.params.items()))
+        return TakeHint(tile, False, error.code, params, usable, must_use)
     only = (tile,)
     return TakeHint(
         tile,
         True,
         "",
+        (),
         usable,
         must_use,
         lay_offs=_lay_offs(after, seat, only),

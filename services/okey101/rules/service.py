@@ -23,6 +23,7 @@ from okey101.engine.actions import Group, Open, OpenPairs
 from okey101.engine.deal import deal
 from okey101.engine.errors import InvalidInput, OkeyError
 from okey101.engine.hand import SEATS, HandState, Phase, ThisTurn, apply, finish_multiplier
+from okey101.engine.hints import hints_for
 from okey101.engine.match import new_match
 from okey101.engine.melds import Meld, make_group
 from okey101.engine.result import EndReason, Finish
@@ -59,6 +60,7 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
     "DealHand": _PLAYER_OR_SERVICE,
     "ApplyAction": _PLAYER_OR_SERVICE,
     "ViewHand": _PLAYER_OR_SERVICE,
+    "ViewHints": _PLAYER_OR_SERVICE,
     "ScoreHand": _PLAYER_OR_SERVICE,
 }
 
@@ -354,7 +356,7 @@ def playable_tiles(
 
 
 # --------------------------------------------------------------------------------------------
-# DealHand, ApplyAction, ViewHand
+# DealHand, ApplyAction, ViewHand, ViewHints
 
 
 def deal_hand(request: rules_pb2.DealHandRequest, language: Language) -> rules_pb2.DealHandResponse:
@@ -423,6 +425,18 @@ def view_hand(request: rules_pb2.ViewHandRequest, language: Language) -> rules_p
         if seat >= SEATS:
             raise InvalidInput("UNKNOWN_SEAT", seat=seat, field="seat")
     return rules_pb2.ViewHandResponse(view=convert.seat_view_to_proto(state, seat))
+
+
+def view_hints(
+    request: rules_pb2.ViewHintsRequest, language: Language
+) -> rules_pb2.ViewHintsResponse:
+    """The engine's hints for the view's seat, from the view alone (its rule set the view's);
+    the view is read and checked by ``convert.seat_view_from_proto``."""
+    seat_view = convert.seat_view_from_proto(request.view, field="view")
+    rules = convert.rules_from_proto(request.view.rules, field="view.rules")
+    hints = hints_for(seat_view, rules)
+    okey = Okey(seat_view.indicator)
+    return rules_pb2.ViewHintsResponse(hints=convert.seat_hints_to_proto(hints, okey, language))
 
 
 # --------------------------------------------------------------------------------------------
@@ -518,6 +532,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     DealHand = _rpc(deal_hand)
     ApplyAction = _rpc(apply_action_serialized, sentences=False)
     ViewHand = _rpc(view_hand)
+    ViewHints = _rpc(view_hints)
     ScoreHand = _rpc(score_hand)
 
 
