@@ -463,6 +463,10 @@ TEMPLATES: Final[dict[tuple[str, str], Template]] = {
         table_pb2.GetSeatViewRequest(table_id=w.tables["live"], seat=w.seat_to_move()[0]),
         "seated",
     ),
+    ("table", "GetHints"): lambda w: (
+        table_pb2.GetHintsRequest(table_id=w.tables["live"], seat=w.seat_to_move()[0]),
+        "seated",
+    ),
     ("table", "WatchTable"): lambda w: (
         table_pb2.WatchTableRequest(table_id=w.tables["live"], start_with_view=True),
         "stranger",
@@ -490,6 +494,10 @@ TEMPLATES: Final[dict[tuple[str, str], Template]] = {
     ("rules", "ApplyAction"): _apply,
     ("rules", "ViewHand"): lambda w: (
         rules_pb2.ViewHandRequest(state=_dealt(w).state, seat=2),
+        "seated",
+    ),
+    ("rules", "ViewHints"): lambda w: (
+        rules_pb2.ViewHintsRequest(view=_seat_view(w)),
         "seated",
     ),
     ("rules", "BestOpening"): lambda w: (
@@ -801,6 +809,7 @@ def test_the_templates_are_valid_requests_that_succeed(world: World) -> None:
         if method not in READS and method not in (
             "ApplyAction",
             "ViewHand",
+            "ViewHints",
             "BestOpening",
             "PlayableTiles",
             "ValidateOpening",

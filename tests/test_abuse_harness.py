@@ -322,6 +322,7 @@ READS: Final = frozenset(
         "GetTable",
         "ListTables",
         "GetSeatView",
+        "GetHints",
         "WatchTable",
         "GetHandRecord",
         "GetJwks",

@@ -39,6 +39,7 @@ SERVICES: dict[str, set[str]] = {
         "DealHand",
         "ApplyAction",
         "ViewHand",
+        "ViewHints",
         "ScoreHand",
     },
     "TableService": {
@@ -50,6 +51,7 @@ SERVICES: dict[str, set[str]] = {
         "Start",
         "Act",
         "GetSeatView",
+        "GetHints",
         "WatchTable",
         "SetDealSeed",
         "GetHandRecord",
@@ -96,6 +98,7 @@ NO_REQUEST_ID = {
     "TableService.GetTable",
     "TableService.ListTables",
     "TableService.GetSeatView",
+    "TableService.GetHints",
     "TableService.WatchTable",
     "TableService.GetHandRecord",
     "LobbyService.GetJwks",

@@ -15,11 +15,12 @@ A hand is a deterministic state machine::
 What is here, by module: ``rules`` (``RuleSet`` and the presets), ``tiles`` (tiles, faces and
 their notation, the okey), ``melds``, ``actions`` (the moves), ``hand`` (``HandState``, ``apply``,
 events), ``seat`` and ``result`` (a seat's part, how a hand ended), ``deal``, ``view``, ``legal``
-(the moves of the moment), ``scoring``, ``match``, ``solver`` (the best opening and the other
-questions of melds), ``bots``, ``playout`` (seeded random players), ``errors``. The scenario
-runner, exports, fair deals, invariants and the message catalogue are imported from their
-modules. ``okey101.engine.view`` and ``okey101.engine.deal`` are the functions: import the other
-names of those modules from them (``from okey101.engine.view import SeatView``).
+(the moves of the moment), ``hints`` (what a seat may do now and what it costs, from its view),
+``scoring``, ``match``, ``solver`` (the best opening and the other questions of melds), ``bots``,
+``playout`` (seeded random players), ``errors``. The scenario runner, exports, fair deals,
+invariants and the message catalogue are imported from their modules. ``okey101.engine.view``
+and ``okey101.engine.deal`` are the functions: import the other names of those modules from
+them (``from okey101.engine.view import SeatView``).
 """
 
 from okey101.engine.actions import (
@@ -54,6 +55,17 @@ from okey101.engine.hand import (
     ThisTurn,
     apply,
     finish_of,
+)
+from okey101.engine.hints import (
+    DiscardHint,
+    LayOffHint,
+    OkeyStandIn,
+    OpeningHint,
+    SeatHints,
+    TakeBackHint,
+    TakeHint,
+    hints_for,
+    seat_hints,
 )
 from okey101.engine.legal import LegalMove, legal_actions, legal_moves, suggested_melds
 from okey101.engine.match import MatchState, match_winners, new_match, record_hand
@@ -107,6 +119,7 @@ __all__ = [
     "Colour",
     "Decision",
     "Discard",
+    "DiscardHint",
     "Draw",
     "End",
     "EndReason",
@@ -121,6 +134,7 @@ __all__ = [
     "InvalidInput",
     "LayDown",
     "LayOff",
+    "LayOffHint",
     "LeftDiscardPolicy",
     "LegalMove",
     "MatchEnd",
@@ -130,10 +144,12 @@ __all__ = [
     "Okey",
     "OkeyError",
     "OkeyInLosersHand",
+    "OkeyStandIn",
     "OneGoFinish",
     "Open",
     "OpenPairs",
     "OpenedAs",
+    "OpeningHint",
     "OtherSeat",
     "PenaltyReason",
     "Phase",
@@ -141,11 +157,14 @@ __all__ = [
     "RuleSet",
     "RuleViolation",
     "Seat",
+    "SeatHints",
     "SeatView",
     "ShowIndicator",
     "StockOutPolicy",
     "TableMeld",
+    "TakeBackHint",
     "TakeDiscard",
+    "TakeHint",
     "TakeOkey",
     "ThisTurn",
     "Tile",
@@ -159,6 +178,7 @@ __all__ = [
     "face_name",
     "fallback_decision",
     "finish_of",
+    "hints_for",
     "is_playable",
     "lay_down_all_but_one",
     "least_leftover",
@@ -173,6 +193,7 @@ __all__ = [
     "playable_faces",
     "record_hand",
     "score_hand",
+    "seat_hints",
     "shuffled_deck",
     "suggested_melds",
     "tile_by_id",

@@ -109,12 +109,12 @@ def _candidates(state: HandState, seat: int, suggested: list[Action]) -> Iterato
     plays = state.phase is not Phase.DRAW and state.seats[seat].opened_as is not None
     if plays:  # else every lay-off and okey take-back is refused (MUST_DRAW_FIRST / _OPEN_FIRST)
         for index, item in enumerate(state.table):
-            yield from _lay_offs(index, item, rack)
-            yield from _okey_takes(state, index, item, rack)
+            yield from lay_off_candidates(index, item, rack)
+            yield from okey_take_candidates(state, index, item, rack)
     yield from (Discard(tile) for tile in rack)
 
 
-def _lay_offs(index: int, item: TableMeld, rack: tuple[Tile, ...]) -> Iterator[LayOff]:
+def lay_off_candidates(index: int, item: TableMeld, rack: tuple[Tile, ...]) -> Iterator[LayOff]:
     """A lay-off of every rack tile at every end: a run's named (the unnamed end is the same
     move where only one end fits), a set's unnamed (a set has no ends)."""
     ends: tuple[End | None, ...] = (
@@ -125,9 +125,12 @@ def _lay_offs(index: int, item: TableMeld, rack: tuple[Tile, ...]) -> Iterator[L
             yield LayOff(tile, index, end)
 
 
-def _okey_takes(
+def okey_take_candidates(
     state: HandState, index: int, item: TableMeld, rack: tuple[Tile, ...]
 ) -> Iterator[TakeOkey]:
+    """Every okey take-back worth trying on the meld at ``index`` (none without an okey): a
+    three-tile set's by each set of rack tiles that completes it to four colours, any other
+    meld's for each rack tile."""
     meld = item.meld
     if not any(meld.wild):
         return

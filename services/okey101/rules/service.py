@@ -23,6 +23,7 @@ from okey101.engine.actions import Group, Open, OpenPairs
 from okey101.engine.deal import deal
 from okey101.engine.errors import InvalidInput, OkeyError
 from okey101.engine.hand import SEATS, HandState, Phase, ThisTurn, apply, finish_multiplier
+from okey101.engine.hints import hints_for
 from okey101.engine.match import new_match
 from okey101.engine.melds import Meld, make_group
 from okey101.engine.result import EndReason, Finish
@@ -30,7 +31,7 @@ from okey101.engine.rules import RuleSet
 from okey101.engine.scoring import score_hand as engine_score_hand
 from okey101.engine.seat import OpenedAs, Seat
 from okey101.engine.solver.arrangement import Arrangement, Hand
-from okey101.engine.solver.openings import best_opening, lay_down_all_but_one
+from okey101.engine.solver.openings import best_opening, whole_hand_opening
 from okey101.engine.solver.pairs import best_pairs
 from okey101.engine.solver.playability import is_playable, playable_faces
 from okey101.engine.tiles import ALL_TILES, TILE_COUNT, Okey, Tile, tile_by_id
@@ -59,6 +60,7 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
     "DealHand": _PLAYER_OR_SERVICE,
     "ApplyAction": _PLAYER_OR_SERVICE,
     "ViewHand": _PLAYER_OR_SERVICE,
+    "ViewHints": _PLAYER_OR_SERVICE,
     "ScoreHand": _PLAYER_OR_SERVICE,
 }
 
@@ -288,19 +290,6 @@ def _arrangement_to_proto(arrangement: Arrangement, okey: Okey) -> rules_pb2.Arr
     )
 
 
-def _whole_hand(hand: Hand, rules: RuleSet, required: Tile | None) -> Arrangement | None:
-    """Runs and sets of every tile but one; with ``required``, one that lays it down."""
-    whole = lay_down_all_but_one(hand, rules)
-    if whole is None or required is None or all(t.id != required.id for t in whole.leftover):
-        return whole
-    for keep in hand.tiles:
-        if keep.id != required.id:
-            other = lay_down_all_but_one(hand, rules, keep=keep)
-            if other is not None:
-                return other
-    return None
-
-
 def best_opening_of(
     request: rules_pb2.BestOpeningRequest, language: Language
 ) -> rules_pb2.BestOpeningResponse:
@@ -319,7 +308,7 @@ def best_opening_of(
     keep_one = not request.use_every_tile
     runs = best_opening(hand, rules, required=required, keep_one=keep_one)
     pairs = best_pairs(hand, required=required, keep_one=keep_one)
-    whole = _whole_hand(hand, rules, required)
+    whole = whole_hand_opening(hand, rules, required)
     response = rules_pb2.BestOpeningResponse(
         runs_and_sets=_arrangement_to_proto(runs, okey),
         pairs=_arrangement_to_proto(pairs, okey),
@@ -367,7 +356,7 @@ def playable_tiles(
 
 
 # --------------------------------------------------------------------------------------------
-# DealHand, ApplyAction, ViewHand
+# DealHand, ApplyAction, ViewHand, ViewHints
 
 
 def deal_hand(request: rules_pb2.DealHandRequest, language: Language) -> rules_pb2.DealHandResponse:
@@ -436,6 +425,18 @@ def view_hand(request: rules_pb2.ViewHandRequest, language: Language) -> rules_p
         if seat >= SEATS:
             raise InvalidInput("UNKNOWN_SEAT", seat=seat, field="seat")
     return rules_pb2.ViewHandResponse(view=convert.seat_view_to_proto(state, seat))
+
+
+def view_hints(
+    request: rules_pb2.ViewHintsRequest, language: Language
+) -> rules_pb2.ViewHintsResponse:
+    """The engine's hints for the view's seat, from the view alone (its rule set the view's);
+    the view is read and checked by ``convert.seat_view_from_proto``."""
+    seat_view = convert.seat_view_from_proto(request.view, field="view")
+    rules = convert.rules_from_proto(request.view.rules, field="view.rules")
+    hints = hints_for(seat_view, rules)
+    okey = Okey(seat_view.indicator)
+    return rules_pb2.ViewHintsResponse(hints=convert.seat_hints_to_proto(hints, okey, language))
 
 
 # --------------------------------------------------------------------------------------------
@@ -531,6 +532,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     DealHand = _rpc(deal_hand)
     ApplyAction = _rpc(apply_action_serialized, sentences=False)
     ViewHand = _rpc(view_hand)
+    ViewHints = _rpc(view_hints)
     ScoreHand = _rpc(score_hand)
 
 

@@ -37,6 +37,7 @@ from okey101.engine.match import new_match
 from okey101.platform import convert, paging
 from okey101.platform.auth import Access, AccessPolicy, Claims, require_claims
 from okey101.platform.convert import wire
+from okey101.platform.errors import request_language
 from okey101.platform.registration import add_servicer
 from okey101.table import metrics
 from okey101.table.autoplay import SOURCE_LABELS, Autoplay
@@ -74,6 +75,7 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
     "Start": _PLAYER_OR_SERVICE,
     "Act": _PLAYER_OR_SERVICE,
     "GetSeatView": _PLAYER_OR_SERVICE,
+    "GetHints": _PLAYER_OR_SERVICE,
     "WatchTable": _PLAYER_OR_SERVICE,
     "SetDealSeed": _PLAYER,
     "GetHandRecord": _PLAYER_OR_SERVICE,
@@ -495,6 +497,26 @@ class TableServicer:
             live.record, claims, request.seat if request.HasField("seat") else None
         )
         return wire.length_delimited(_VIEW_FIELD, live.views.of(seat))
+
+    async def GetHints(  # noqa: N802
+        self, request: table_pb2.GetHintsRequest, context: Any
+    ) -> table_pb2.GetHintsResponse:
+        """The seat's hints from its view of the table as it is now (cached per revision)."""
+        claims = require_claims()
+        live = await self._live(request.table_id)
+        seat = self._viewing_seat(live.record, claims, request.seat)
+        assert seat is not None
+        views = live.views
+        response = table_pb2.GetHintsResponse(
+            state_version=views.record.state_version, as_of_sequence=views.record.last_sequence
+        )
+        hints = views.hints(seat)
+        if hints is None or views.state is None:
+            response.hints.seat = seat
+            return response
+        language = request_language(request, context.invocation_metadata())
+        response.hints.CopyFrom(convert.seat_hints_to_proto(hints, views.state.okey, language))
+        return response
 
     async def WatchTable(  # noqa: N802
         self, request: table_pb2.WatchTableRequest, context: Any

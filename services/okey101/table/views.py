@@ -6,7 +6,8 @@ filled into the face-up part: ids, sequence number and state version, who holds 
 turn's deadline, the hand's fairness record (its server seed once the hand has ended) and the
 match totals. ``SeatViews`` builds them once per revision of the table, when first asked, and
 keeps their bytes: a move's answer, the next player's GetSeatView and a stream's first view all
-use the same ones.
+use the same ones. A seat's hints (``engine.hints``, from its own view) are computed likewise
+once per revision, when the seat first asks for them (GetHints), never on the move path.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from okey.v1 import common_pb2
 
 from okey101.engine.hand import SEATS, HandState, Phase
+from okey101.engine.hints import SeatHints, seat_hints
 from okey101.platform import convert
 from okey101.platform.auth import Claims
 from okey101.platform.convert import wire
@@ -62,13 +64,14 @@ class SeatViews:
     """Every seat's view, and a spectator's, of one revision of a table, serialized on first
     use (module docstring)."""
 
-    __slots__ = ("_built", "deal", "record", "state")
+    __slots__ = ("_built", "_hints", "deal", "record", "state")
 
     def __init__(self, record: TableRecord, state: HandState | None, deal: DealInfo | None):
         self.record = record
         self.state = state
         self.deal = deal
         self._built: tuple[Sequence[bytes], bytes] | None = None
+        self._hints: dict[int, SeatHints] = {}
 
     @property
     def revision(self) -> int:
@@ -83,6 +86,16 @@ class SeatViews:
 
     def message(self, seat: int | None) -> common_pb2.SeatView:
         return common_pb2.SeatView.FromString(self.of(seat))
+
+    def hints(self, seat: int) -> SeatHints | None:
+        """``seat``'s hints from its view of this revision (None before the first deal),
+        computed when first asked."""
+        if self.state is None:
+            return None
+        hints = self._hints.get(seat)
+        if hints is None:
+            hints = self._hints[seat] = seat_hints(self.state, seat)
+        return hints
 
     def _build(self) -> tuple[Sequence[bytes], bytes]:
         state = self.state

@@ -122,6 +122,22 @@ def lay_down_all_but_one(
     return None
 
 
+def whole_hand_opening(
+    hand: Hand, rules: RuleSet, required: Tile | None = None
+) -> Arrangement | None:
+    """Runs and sets of every tile of ``hand`` but one (``lay_down_all_but_one``); with
+    ``required`` (the left discard taken to open with), one that lays it down, or None."""
+    whole = lay_down_all_but_one(hand, rules)
+    if whole is None or required is None or all(t.id != required.id for t in whole.leftover):
+        return whole
+    for keep in hand.tiles:
+        if keep.id != required.id:
+            other = lay_down_all_but_one(hand, rules, keep=keep)
+            if other is not None:
+                return other
+    return None
+
+
 def distinct_tiles(hand: Hand) -> list[Tile]:
     seen: set[tuple[bool, int]] = set()
     out: list[Tile] = []

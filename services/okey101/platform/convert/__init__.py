@@ -29,7 +29,8 @@ one (no circles):
 - ``melds``, ``rules``, ``results``, ``actions``, ``violations``: their messages, both ways;
 - ``wire``: the serialized parts states and views are assembled from (remembered per meld,
   prebuilt per rack tile and seat);
-- ``events``, ``views``, ``state``: events, seat views and the hand state, both ways.
+- ``events``, ``views``, ``state``: events, seat views and the hand state, both ways;
+- ``hints``: a seat's hints (engine → message only).
 """
 
 from okey101.platform.convert.actions import (
@@ -50,6 +51,7 @@ from okey101.platform.convert.enums import (
     phase_to_proto,
 )
 from okey101.platform.convert.events import event_from_proto, event_to_proto
+from okey101.platform.convert.hints import seat_hints_to_proto
 from okey101.platform.convert.ledger import TileLedger
 from okey101.platform.convert.limits import MAX_COUNT, MAX_PENALTIES, MAX_RACK
 from okey101.platform.convert.melds import meld_to_proto, table_meld_to_proto
@@ -124,6 +126,7 @@ __all__ = [
     "rules_to_proto",
     "score_line_from_proto",
     "score_line_to_proto",
+    "seat_hints_to_proto",
     "seat_view_from_proto",
     "seat_view_to_proto",
     "seat_views_to_proto",
