@@ -429,6 +429,154 @@ def test_quick_match_seats_four_at_once_and_fills_with_bots_after_the_wait(
     run(scenario())
 
 
+class TableProxy:
+    """A real gRPC server between the lobby and the table service: every TableService call is
+    passed on as it is (bytes, metadata, the answer or the error), except that ``cut(method,
+    after, times)`` makes ``times`` calls of ``method``, after its next ``after``, fail with
+    UNAVAILABLE as an outage would (the lobby's channel retries UNAVAILABLE up to 4 times)."""
+
+    def __init__(self, target: str) -> None:
+        self._channel = grpc.aio.insecure_channel(target)
+        self._cuts: dict[str, list[int]] = {}
+        self.calls: list[str] = []
+        self.server = grpc.aio.server()
+        self.server.add_generic_rpc_handlers([self])
+        self.port = self.server.add_insecure_port("127.0.0.1:0")
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def cut(self, method: str, *, after: int, times: int) -> None:
+        self._cuts[method] = [after, times]
+
+    def service(self, details: Any) -> Any:
+        method = details.method.rsplit("/", 1)[-1]
+
+        async def pass_on(request: bytes, context: Any) -> bytes:
+            self.calls.append(method)
+            cut = self._cuts.get(method)
+            if cut is not None:
+                if cut[0] > 0:
+                    cut[0] -= 1
+                elif cut[1] > 0:
+                    cut[1] -= 1
+                    await context.abort(grpc.StatusCode.UNAVAILABLE, "cut by the test's proxy")
+            try:
+                answer: bytes = await self._channel.unary_unary(details.method)(
+                    request, metadata=context.invocation_metadata(), timeout=10
+                )
+            except grpc.aio.AioRpcError as error:
+                await context.abort(error.code(), error.details() or "", error.trailing_metadata())
+            return answer
+
+        return grpc.unary_unary_rpc_method_handler(pass_on)
+
+    async def __aenter__(self) -> TableProxy:
+        await self.server.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.server.stop(0)
+        await self._channel.close()
+
+
+def test_a_quick_match_attempt_that_fails_half_way_closes_its_table_and_bots_are_named(
+    tmp_path: Path,
+) -> None:
+    """The table service goes away after the quick match's table is made and its first player
+    seated (every later Sit fails, retries included), and closes fail too; meanwhile one of the
+    four leaves the queue and a fifth joins, so the next group is another. Once the table
+    service is back the lobby closes every table its failed attempts made and seats the new
+    group at a new table: no half-made table is left waiting with a player in it. Bots filling
+    seats are named as players are ("Zeynep"); their kind says they are bots."""
+
+    async def scenario() -> None:
+        async with peers_running(tmp_path) as peers, TableProxy(peers.table.target) as proxy:
+            settings = lobby_settings(
+                tmp_path, table_address=proxy.target, scoring_address=peers.scoring.target,
+                quick_match_wait_seconds=1.0,
+            )  # fmt: skip
+            async with lobby_client(settings) as client:
+                service = _service_auth(tmp_path)
+                matchmaker = client.lobby.servicer.matchmaker
+                proxy.cut("Sit", after=1, times=10**6)
+                proxy.cut("CloseTable", after=0, times=10**6)
+                five = [await client.guest(name=f"Q{index}") for index in range(5)]
+                tickets = {}
+                for index, guest in enumerate(five[:4]):
+                    joined = await client.stub.JoinQuickMatch(
+                        lobby_pb2.JoinQuickMatchRequest(request_id=f"q-{index}"),
+                        metadata=bearer(guest.tokens.access_token),
+                    )
+                    tickets[index] = joined.ticket.ticket_id
+
+                async def failed_once() -> bool:
+                    return proxy.calls.count("Sit") >= 5  # seat 0's, then 4 tries of seat 1's
+
+                await until(failed_once, 30, "a quick-match attempt to fail half-way")
+                left = await client.stub.LeaveQuickMatch(
+                    lobby_pb2.LeaveQuickMatchRequest(request_id="go", ticket_id=tickets[3]),
+                    metadata=bearer(five[3].tokens.access_token),
+                )
+                assert left.ticket.state == lobby_pb2.QUICK_MATCH_STATE_CANCELLED
+                joined = await client.stub.JoinQuickMatch(
+                    lobby_pb2.JoinQuickMatchRequest(request_id="q-4"),
+                    metadata=bearer(five[4].tokens.access_token),
+                )
+                tickets[4] = joined.ticket.ticket_id
+                proxy.cut("Sit", after=0, times=0)
+                proxy.cut("CloseTable", after=0, times=0)
+                group = [five[index] for index in (0, 1, 2, 4)]
+                statuses = await _matched(client, group, [tickets[i] for i in (0, 1, 2, 4)])
+
+                (table_id,) = {status.table_id for status in statuses}
+
+                async def tables() -> dict[str, Any]:
+                    listed = await peers.tables.ListTables(
+                        table_pb2.ListTablesRequest(page_size=200), metadata=service
+                    )
+                    return {table.table_id: table for table in listed.tables}
+
+                async def all_closed() -> dict[str, Any] | None:
+                    made = await tables()
+                    others = [made[t].state for t in made if t != table_id]
+                    return made if set(others) == {common_pb2.TABLE_STATE_CLOSED} else None
+
+                made = await until(all_closed, 30, "the half-made tables to be closed")
+                half_made = set(made) - {table_id}
+                assert not matchmaker.unclosed and not matchmaker.pending
+                first = min(half_made, key=lambda t: made[t].create_time.ToNanoseconds())
+                assert made[first].seats[0].player_id == five[0].player.player_id
+                assert made[table_id].state == common_pb2.TABLE_STATE_PLAYING
+                players = {seat.player_id for seat in made[table_id].seats}
+                assert players == {guest.player.player_id for guest in group}
+
+                two = [await client.guest(name=f"B{index}") for index in range(2)]
+                waiting = []
+                for index, guest in enumerate(two):
+                    joined = await client.stub.JoinQuickMatch(
+                        lobby_pb2.JoinQuickMatchRequest(request_id=f"two-{index}"),
+                        metadata=bearer(guest.tokens.access_token),
+                    )
+                    waiting.append(joined.ticket.ticket_id)
+                statuses = await _matched(client, two, waiting)
+                table = (
+                    await peers.tables.GetTable(
+                        table_pb2.GetTableRequest(table_id=statuses[0].table_id),
+                        metadata=service,
+                    )
+                ).table
+                bots = [seat for seat in table.seats if seat.kind == common_pb2.OCCUPANT_KIND_BOT]
+                assert [(seat.seat, seat.display_name) for seat in bots] == [
+                    (2, "Zeynep"),
+                    (3, "Emre"),
+                ]
+                assert all("bot" not in seat.display_name.lower() for seat in table.seats)
+
+    run(scenario())
+
+
 async def _matched(client: Client, guests: list[Any], tickets: list[str]) -> list[Any]:
     async def statuses() -> list[Any] | None:
         found = []

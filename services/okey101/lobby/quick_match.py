@@ -148,6 +148,16 @@ class QuickMatchQueue:
 
         return await self.database.transaction(work)
 
+    async def waiting_of(self, ticket_ids: Sequence[str]) -> set[str]:
+        """Which of ``ticket_ids`` are still waiting."""
+        async with self.database.read() as session:
+            found = await session.execute(
+                select(queue.c.ticket_id).where(
+                    queue.c.ticket_id.in_(ticket_ids), queue.c.state == WAITING
+                )
+            )
+            return {str(ticket) for ticket in found.scalars()}
+
     async def ready_presets(self) -> list[str]:
         """Presets whose queue has a group ready: four waiting, or one past its bots-fill time."""
         now = now_us()
