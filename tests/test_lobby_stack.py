@@ -895,6 +895,162 @@ async def _tournament(
 
 
 # ---------------------------------------------------------------------------------------------
+# Cancelling a tournament
+
+
+def test_cancel_tournament_closes_its_tables_keeps_its_standings_and_only_its_creator_may(
+    tmp_path: Path,
+) -> None:
+    """Five guests in a tournament of three-hand matches; round 1 seats them at two tables, which
+    stay in play (nobody moves). Another player may not cancel it; its creator does: both tables
+    are closed by the table service, no round 2 is ever planned, the standings still answer as
+    they stood, and cancelling again changes nothing. A service cancels a tournament still
+    registering; bad and unknown ids are refused."""
+    rules = common_pb2.RuleSet(
+        preset=common_pb2.RULE_PRESET_BOOMBALA,
+        match_end=common_pb2.MATCH_END_FIXED_HANDS,
+        match_hands=3,
+    )
+
+    async def scenario() -> None:
+        async with (
+            peers_running(tmp_path) as peers,
+            lobby_client(lobby_for(tmp_path, peers)) as client,
+        ):
+            stub = client.stub
+            service = _service_auth(tmp_path)
+            guests = [await client.guest(name=f"T{index}") for index in range(5)]
+            creator, other = (
+                bearer(guests[0].tokens.access_token),
+                bearer(guests[1].tokens.access_token),
+            )
+            created = await stub.CreateTournament(
+                lobby_pb2.CreateTournamentRequest(
+                    request_id="cup", name="Cup", rules=rules, max_players=8
+                ),
+                metadata=creator,
+            )
+            tid = created.tournament.tournament_id
+            for guest in guests:
+                await stub.RegisterForTournament(
+                    lobby_pb2.RegisterForTournamentRequest(request_id="r", tournament_id=tid),
+                    metadata=bearer(guest.tokens.access_token),
+                )
+            await stub.StartTournament(
+                lobby_pb2.StartTournamentRequest(request_id="go", tournament_id=tid),
+                metadata=creator,
+            )
+
+            async def seated() -> Any:
+                answer = await stub.GetTournament(
+                    lobby_pb2.GetTournamentRequest(tournament_id=tid), metadata=service
+                )
+                rounds = answer.tournament.rounds
+                return list(rounds[0].table_ids) if rounds and len(rounds[0].table_ids) == 2 else []
+
+            table_ids = await until(seated, 30, "round 1's tables to start")
+
+            async def states() -> list[int]:
+                return [
+                    (
+                        await peers.tables.GetTable(
+                            table_pb2.GetTableRequest(table_id=table_id), metadata=service
+                        )
+                    ).table.state
+                    for table_id in table_ids
+                ]
+
+            assert await states() == [common_pb2.TABLE_STATE_PLAYING] * 2
+            before = await stub.GetTournamentStandings(
+                lobby_pb2.GetTournamentStandingsRequest(tournament_id=tid), metadata=service
+            )
+
+            denied = await refused(
+                stub.CancelTournament(
+                    lobby_pb2.CancelTournamentRequest(request_id="no", tournament_id=tid),
+                    metadata=other,
+                )
+            )
+            assert (denied.code, denied.reason) == (
+                grpc.StatusCode.PERMISSION_DENIED,
+                "NOT_TOURNAMENT_CREATOR",
+            )
+            assert denied.message and await states() == [common_pb2.TABLE_STATE_PLAYING] * 2
+
+            cancelled = await stub.CancelTournament(
+                lobby_pb2.CancelTournamentRequest(
+                    request_id="stop", tournament_id=tid, reason="the venue closed"
+                ),
+                metadata=creator,
+            )
+            assert cancelled.tournament.state == lobby_pb2.TOURNAMENT_STATE_CANCELLED
+            assert list(cancelled.tournament.rounds[0].table_ids) == table_ids
+            assert await states() == [common_pb2.TABLE_STATE_CLOSED] * 2
+            await asyncio.sleep(1.5)  # three driver ticks: nothing more is planned or made
+            listed = await peers.tables.ListTables(
+                table_pb2.ListTablesRequest(tournament_id=tid, page_size=50), metadata=service
+            )
+            assert sorted(table.table_id for table in listed.tables) == sorted(table_ids)
+            after = await stub.GetTournament(
+                lobby_pb2.GetTournamentRequest(tournament_id=tid), metadata=service
+            )
+            assert after.tournament.state == lobby_pb2.TOURNAMENT_STATE_CANCELLED
+            assert after.tournament.current_round == 1 and len(after.tournament.rounds) == 1
+            kept = await stub.GetTournamentStandings(
+                lobby_pb2.GetTournamentStandingsRequest(tournament_id=tid), metadata=service
+            )
+            assert kept == before and len(kept.standings) == 5
+            assert {line.round_reached for line in kept.standings} == {1}
+            listed_cancelled = await stub.ListTournaments(
+                lobby_pb2.ListTournamentsRequest(states=[lobby_pb2.TOURNAMENT_STATE_CANCELLED]),
+                metadata=service,
+            )
+            assert [t.tournament_id for t in listed_cancelled.tournaments] == [tid]
+            again = await stub.CancelTournament(
+                lobby_pb2.CancelTournamentRequest(request_id="stop-2", tournament_id=tid),
+                metadata=service,
+            )
+            assert again.tournament == cancelled.tournament
+            registering = await stub.CreateTournament(
+                lobby_pb2.CreateTournamentRequest(
+                    request_id="later", name="Later", rules=rules, max_players=4
+                ),
+                metadata=service,
+            )
+            gone = await stub.CancelTournament(
+                lobby_pb2.CancelTournamentRequest(
+                    request_id="x", tournament_id=registering.tournament.tournament_id
+                ),
+                metadata=service,
+            )
+            assert gone.tournament.state == lobby_pb2.TOURNAMENT_STATE_CANCELLED
+            late = await refused(
+                stub.RegisterForTournament(
+                    lobby_pb2.RegisterForTournamentRequest(
+                        request_id="r", tournament_id=registering.tournament.tournament_id
+                    ),
+                    metadata=other,
+                )
+            )
+            assert late.reason == "TOURNAMENT_NOT_REGISTERING"
+            for tournament_id, code, reason in (
+                ("", grpc.StatusCode.INVALID_ARGUMENT, "FIELD_REQUIRED"),
+                ("t-nothing", grpc.StatusCode.NOT_FOUND, "TOURNAMENT_NOT_FOUND"),
+            ):
+                bad = await refused(
+                    stub.CancelTournament(
+                        lobby_pb2.CancelTournamentRequest(
+                            request_id="bad", tournament_id=tournament_id
+                        ),
+                        metadata=service,
+                    )
+                )
+                assert (bad.code, bad.reason) == (code, reason) and bad.message
+
+    run(scenario())
+
+
+# ---------------------------------------------------------------------------------------------
 # One lobby, two table processes
 
 

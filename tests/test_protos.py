@@ -73,6 +73,7 @@ SERVICES: dict[str, set[str]] = {
         "CreateTournament",
         "RegisterForTournament",
         "StartTournament",
+        "CancelTournament",
         "GetTournament",
         "ListTournaments",
         "GetTournamentStandings",

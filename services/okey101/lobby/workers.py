@@ -61,6 +61,7 @@ from okey101.lobby import bracket
 from okey101.lobby.convert import PRESETS, table_entry
 from okey101.lobby.peers import ScoringClient, TableClient, derived_request_id
 from okey101.lobby.records import (
+    CANCELLED,
     FINISHED,
     PLANNED,
     RUNNING,
@@ -116,6 +117,31 @@ async def close_table(tables: TableClient, table_id: str, reason: str) -> bool:
         _log.info("closing a table: not now", table_id=table_id, code=error.code)
         return False
     return True
+
+
+async def close_tournament_tables(tables: TableClient, tournament_id: str) -> bool:
+    """Close every table of ``tournament_id`` still waiting or in play: True once none is
+    left open, False if the table service could not be reached for some."""
+    open_tables: list[str] = []
+    token = ""
+    while True:
+        page = await tables.list(
+            table_pb2.ListTablesRequest(
+                tournament_id=tournament_id,
+                states=[common_pb2.TABLE_STATE_WAITING, common_pb2.TABLE_STATE_PLAYING],
+                page_size=200,
+                page_token=token,
+            )
+        )
+        open_tables += [table.table_id for table in page.tables]
+        token = page.next_page_token
+        if not token:
+            break
+    closed = [
+        await close_table(tables, table_id, f"tournament {tournament_id} cancelled")
+        for table_id in open_tables
+    ]
+    return all(closed)
 
 
 def pod_name() -> str:
@@ -400,6 +426,7 @@ class TournamentDriver:
             except LeaseLost:
                 held.discard(tournament_id)
                 _log.warning("tournament lease lost", tournament_id=tournament_id)
+                await self._closed_if_cancelled(tournament_id)
             except (PeerError, OkeyError) as error:
                 _log.warning(
                     "tournament step failed; retrying",
@@ -408,6 +435,13 @@ class TournamentDriver:
                 )
         self._held = held
         TOURNAMENTS_DRIVEN.set(len(held))
+
+    async def _closed_if_cancelled(self, tournament_id: str) -> None:
+        """Cancelled while this driver was mid-step (which is how it lost the lease): a table it
+        was starting may have been missed by CancelTournament's closing, so close them too."""
+        with contextlib.suppress(PeerError, OkeyError):
+            if (await self._repository.tournaments.get(tournament_id)).state == CANCELLED:
+                await close_tournament_tables(self._tables, tournament_id)
 
     async def step(self, tournament_id: str) -> None:
         """Everything that can be done for the tournament now (module docstring)."""
@@ -570,6 +604,7 @@ __all__ = [
     "Matchmaker",
     "TournamentDriver",
     "close_table",
+    "close_tournament_tables",
     "host_table_calls",
     "pod_name",
 ]
