@@ -50,8 +50,11 @@ from test_lobby_service import (
 
 from okey101.engine.bots.entry_points import fallback_decision
 from okey101.lobby.models import queue, tournament_leases, tournament_tables
+from okey101.lobby.peers import TableClient
+from okey101.lobby.workers import Matchmaker
 from okey101.platform import convert
 from okey101.platform.auth import TokenIssuer, dev_signing_key
+from okey101.platform.clients import Peers as Peers_
 from okey101.platform.database import Database
 from okey101.platform.server import ServerHandle
 from okey101.stack import free_port, wait_serving
@@ -573,6 +576,63 @@ def test_a_quick_match_attempt_that_fails_half_way_closes_its_table_and_bots_are
                     (3, "Emre"),
                 ]
                 assert all("bot" not in seat.display_name.lower() for seat in table.seats)
+
+    run(scenario())
+
+
+def test_a_half_made_quick_match_table_another_pod_finishes_is_never_closed(
+    tmp_path: Path,
+) -> None:
+    """This lobby's attempts keep failing half-way (every Sit after the first is cut between it
+    and the table service), so it keeps the half-made table for the group's next attempt. A
+    second matchmaker, as another pod would, reaching the table service directly, claims the
+    same group: the same derived request ids hand it the same table, which it seats and starts.
+    The first lobby then drops the table from what it owes, and never closes it."""
+
+    async def scenario() -> None:
+        async with peers_running(tmp_path) as peers, TableProxy(peers.table.target) as proxy:
+            settings = lobby_settings(
+                tmp_path, table_address=proxy.target, scoring_address=peers.scoring.target
+            )
+            async with lobby_client(settings) as client:
+                matchmaker = client.lobby.servicer.matchmaker
+                proxy.cut("Sit", after=1, times=10**6)
+                four = [await client.guest(name=f"P{index}") for index in range(4)]
+                tickets = []
+                for index, guest in enumerate(four):
+                    joined = await client.stub.JoinQuickMatch(
+                        lobby_pb2.JoinQuickMatchRequest(request_id=f"p-{index}"),
+                        metadata=bearer(guest.tokens.access_token),
+                    )
+                    tickets.append(joined.ticket.ticket_id)
+
+                async def kept() -> bool:
+                    return bool(matchmaker.pending)
+
+                await until(kept, 30, "a half-made table kept for the group")
+                (half_made,) = matchmaker.pending.values()
+                other_pod = Peers_(settings.replace(table_address=peers.table.target))
+                try:
+                    other = Matchmaker(client.lobby.servicer.repository, TableClient(other_pod))
+                    assert await other.match_all() == 1
+                finally:
+                    await other_pod.close()
+                statuses = await _matched(client, four, tickets)
+                assert {status.table_id for status in statuses} == {half_made}
+
+                async def dropped() -> bool:
+                    return not matchmaker.pending
+
+                await until(dropped, 30, "the first lobby to drop the table")
+                await asyncio.sleep(0.5)  # two more ticks
+                table = (
+                    await peers.tables.GetTable(
+                        table_pb2.GetTableRequest(table_id=half_made),
+                        metadata=_service_auth(tmp_path),
+                    )
+                ).table
+                assert table.state == common_pb2.TABLE_STATE_PLAYING
+                assert "CloseTable" not in proxy.calls and not matchmaker.unclosed
 
     run(scenario())
 

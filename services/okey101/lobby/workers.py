@@ -12,8 +12,10 @@ seated) is never left half-made:
 
 - the table service gave no verdict (away, timed out): the table is kept for the same group's
   next attempt, which sends the same derived request ids (``peers``) and is handed back the
-  table and seats already made; once the group is another (a ticket left, was matched by another
-  pod, or a newer ticket joined a group short of four) the table is closed;
+  table and seats already made (by this pod or another: one that claims the group sends the same
+  ids, and a table it finishes is the group's, never closed); once the group is another (a
+  ticket left or was matched elsewhere, or a newer ticket joined a group short of four) the
+  table is closed;
 - the table service refused a step (a verdict: trying again would be refused again): the table is
   closed at once.
 
@@ -67,6 +69,7 @@ from okey101.lobby.records import (
     RUNNING,
     STARTED,
     US,
+    WAITING,
     LeaseLost,
     RoundTable,
     Ticket,
@@ -261,9 +264,14 @@ class Matchmaker:
                 self.unclosed.discard(table_id)
         if self.pending:
             tickets = {ticket for key in self.pending for ticket in key}
-            waiting = await self._repository.queue.waiting_of(sorted(tickets))
-            for key in [key for key in self.pending if not set(key) <= waiting]:
-                await self._abandon(key, self.pending[key])
+            states = await self._repository.queue.states_of(sorted(tickets))
+            for key, table_id in list(self.pending.items()):
+                held = [states.get(ticket, (CANCELLED, None)) for ticket in key]
+                if any(table == table_id for _state, table in held):
+                    # Another pod repeated the attempt (the same request ids) and finished it.
+                    del self.pending[key]
+                elif any(state != WAITING for state, _table in held):
+                    await self._abandon(key, table_id)  # its group is another now
         started = 0
         for preset in await self._repository.queue.ready_presets():
             while await self.match_one(preset):
