@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from okey.v1 import common_pb2, rules_pb2, rules_pb2_grpc
+from okey.v1 import common_pb2, lobby_pb2, lobby_pb2_grpc, rules_pb2, rules_pb2_grpc
 
 from okey101.cli import main
 from okey101.platform.auth import TokenIssuer, dev_signing_key
@@ -22,6 +24,13 @@ from okey101.services import SERVICES, built_services
 from okey101.stack import free_port, wait_serving_sync
 
 ROOT = Path(__file__).resolve().parent.parent
+SERVED_NAMES = {
+    "lobby": "okey.v1.LobbyService",
+    "table": "okey.v1.TableService",
+    "scoring": "okey.v1.ScoringService",
+    "rules": "okey.v1.RulesService",
+    "bot": "okey.v1.BotService",
+}
 
 
 def test_rules_is_built() -> None:
@@ -88,6 +97,98 @@ async def _wait_nothing() -> None:
     from okey101.stack import wait_serving
 
     await wait_serving(f"127.0.0.1:{free_port()}", timeout=0.5)
+
+
+# --------------------------------------------------------------------------------------------
+# okey101 up on other ports
+
+
+def consecutive_free_ports(count: int) -> int:
+    """A base port with ``count`` free ports from it (each probed by binding it)."""
+    import random
+    import socket
+
+    for _ in range(200):
+        base = random.randrange(20000, 60000 - count)
+        try:
+            with contextlib.ExitStack() as probes:
+                for port in range(base, base + count):
+                    probe = probes.enter_context(socket.socket())
+                    probe.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+    raise AssertionError(f"no {count} consecutive free ports found")
+
+
+def test_up_with_a_base_port_starts_and_health_checks_every_service_on_its_ports(
+    tmp_path: Path,
+) -> None:
+    """``okey101 up --base-port P``: every built service SERVING on P, P+1..., its metrics on
+    P+5..., the lobby's JWKS on P+10, the services reaching each other there (a guest hosts a
+    table: lobby to table), and SIGTERM stops them all with exit 0."""
+    from okey101.stack import UP_PORTS, UpPorts
+
+    base = consecutive_free_ports(UP_PORTS)
+    ports = UpPorts.of(base)
+    names = built_services()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "okey101.cli", "up", "--base-port", str(base),
+         "--var-dir", str(tmp_path)],
+        cwd=ROOT, env={**os.environ, "OKEY_LOG_FORMAT": "json", "OKEY_LOG_LEVEL": "warning"},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert child.stdout is not None
+        printed = []
+        while not printed or not printed[-1].startswith("Ctrl-C stops them all"):
+            line = child.stdout.readline()
+            assert line, child.stderr.read() if child.stderr else ""
+            printed.append(line.rstrip())
+        text = "\n".join(printed)
+        for index, name in enumerate(("lobby", "table", "scoring", "rules", "bot")):
+            assert ports.services[name] == (base + index, base + 5 + index)
+        for name in names:
+            port, metrics = ports.services[name]
+            assert f"127.0.0.1:{port}   http://127.0.0.1:{metrics}/metrics" in text
+            with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+                health: Any = health_pb2_grpc.HealthStub(channel)
+                service = SERVED_NAMES[name]
+                answer = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
+                assert answer.status == health_pb2.HealthCheckResponse.SERVING, name
+            with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5) as page:
+                assert b"grpc_server_started_total" in page.read()
+        if "lobby" in names and "table" in names:
+            assert f"--lobby 127.0.0.1:{base} --table 127.0.0.1:{base + 1}" in text
+            jwks = f"http://127.0.0.1:{base + 10}/.well-known/jwks.json"
+            with urllib.request.urlopen(jwks, timeout=5) as page:
+                assert json.load(page)["keys"]
+            with grpc.insecure_channel(f"127.0.0.1:{base}") as channel:
+                lobby: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
+                login = lobby.LoginGuest(
+                    lobby_pb2.LoginGuestRequest(
+                        request_id="up", device_id="device-up-0001", display_name="Up"
+                    ),
+                    timeout=30,
+                )
+                hosted = lobby.HostTable(
+                    lobby_pb2.HostTableRequest(
+                        request_id="host",
+                        rules=common_pb2.RuleSet(preset=common_pb2.RULE_PRESET_OYNA),
+                    ),
+                    metadata=(("authorization", f"Bearer {login.tokens.access_token}"),),
+                    timeout=30,
+                )
+                assert hosted.table.table_id  # made by the table service on P+1
+    finally:
+        child.send_signal(signal.SIGTERM)
+        _out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err[-2000:]
+
+
+def test_up_refuses_a_base_port_out_of_range(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["up", "--base-port", "80"]) == 2
+    assert "base port" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------------------------

@@ -7,7 +7,9 @@
   security context; every serving container has gRPC probes on its own port; each service's
   settings, read by the real ``load_settings`` from what the pod gets, are what the design wants;
 - every Service port exists in the pods it selects; peers are reached through headless Services;
-  scrape ports are the services' metrics ports; the ingress reaches lobby and table only;
+  scrape ports are the services' metrics ports; the ingress routes exactly the calls a frontend
+  makes (every RPC whose Auth line takes a player or no token, but the engine's state calls),
+  and no internal one;
 - the NetworkPolicies, evaluated for every pair of pods, allow exactly the design's calls;
 - every Secret and ConfigMap a pod refers to exists with the key it wants (dev: generated; prod:
   from ExternalSecrets or cert-manager), and the dev signing key and JWKS belong together.
@@ -64,7 +66,18 @@ CALLS = {("lobby", "table"), ("lobby", "scoring"), ("table", "bot")}
 CALLS |= {("table", "scoring")}
 DATABASE_SERVICES = {"lobby", "table", "scoring"}
 SIGNING_SERVICES = {"lobby", "table"}
-PUBLIC_SERVICES = {"lobby", "table"}
+PUBLIC_SERVICES = {"lobby", "table", "rules", "scoring"}
+#: RulesService calls that take a player's token but are the engine's state calls (a whole hand
+#: state in and out), the table's and no frontend's: not routed by the ingress.
+ENGINE_STATE_CALLS = {"DealHand", "ApplyAction", "ViewHand", "ScoreHand"}
+#: Each proto service's Kubernetes Service (the ingress' backend).
+BACKENDS = {
+    "LobbyService": "lobby",
+    "TableService": "table",
+    "RulesService": "rules",
+    "ScoringService": "scoring",
+    "BotService": "bot",
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -615,15 +628,91 @@ def test_peers_are_reached_through_headless_services_by_round_robin(
     assert "round_robin" in dict(CHANNEL_OPTIONS)["grpc.service_config"]  # type: ignore[operator]
 
 
+def _rpcs() -> dict[tuple[str, str], str]:
+    """Every RPC of the protos, (service, method), with its "Auth:" line."""
+    found: dict[tuple[str, str], str] = {}
+    for path in sorted((ROOT / "protos" / "okey" / "v1").glob("*.proto")):
+        service, comment = "", []
+        for line in path.read_text().splitlines():
+            stripped = line.strip()
+            opened = re.match(r"service (\w+) \{", stripped)
+            if opened:
+                service, comment = opened.group(1), []
+            elif stripped.startswith("//"):
+                comment.append(stripped[2:].strip())
+            elif stripped.startswith("rpc ") and service:
+                text = " ".join(comment)
+                auth = text.split("Auth:", 1)[1].strip() if "Auth:" in text else ""
+                found[(service, stripped.split()[1].split("(")[0])] = auth
+                comment = []
+            elif stripped == "}":
+                service = ""
+            elif not stripped:
+                comment = []
+    return found
+
+
+def _frontend_calls() -> set[tuple[str, str]]:
+    """What a frontend calls: every RPC a player's token or none may make, but the engine's
+    state calls."""
+    return {
+        (service, method)
+        for (service, method), auth in _rpcs().items()
+        if not auth.startswith("service")
+        and not (service == "RulesService" and method in ENGINE_STATE_CALLS)
+    }
+
+
+def _routes(ingresses: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[str, dict[str, Any]]]:
+    """Where the ingress sends each RPC's path, as ingress-nginx matches it (Exact: the path;
+    Prefix: the path or below it, element by element): (the backend Service, its Ingress)."""
+    routed: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
+    for service, method in _rpcs():
+        grpc_path = f"/okey.v1.{service}/{method}"
+        for ingress in ingresses:
+            for path in ingress["spec"]["rules"][0]["http"]["paths"]:
+                kind, prefix = path["pathType"], path["path"]
+                hit = grpc_path == prefix or (
+                    kind == "Prefix" and grpc_path.startswith(prefix.rstrip("/") + "/")
+                )
+                if hit:
+                    assert (service, method) not in routed, f"{grpc_path} routed twice"
+                    routed[(service, method)] = (path["backend"]["service"]["name"], ingress)
+    return routed
+
+
+def test_the_frontend_calls_are_what_the_guide_names() -> None:
+    calls = _frontend_calls()
+    # Internal calls: the table's outbox, the table's bots, the lobby's table calls.
+    for internal in [
+        ("ScoringService", "RecordHand"),
+        ("ScoringService", "RecordMatch"),
+        ("BotService", "NextStep"),
+        ("TableService", "CreateTable"),
+        ("TableService", "ListTables"),
+        ("RulesService", "ApplyAction"),
+    ]:
+        assert internal in _rpcs() and internal not in calls, internal
+    for public in [
+        ("LobbyService", "LoginGuest"),
+        ("TableService", "WatchTable"),
+        ("RulesService", "ValidateMelds"),
+        ("ScoringService", "GetLeaderboard"),
+    ]:
+        assert public in calls, public
+    guide = (ROOT / "docs" / "integration.md").read_text()
+    for service, method in calls:
+        if service != "LobbyService":
+            assert f"`{method}`" in guide, f"docs/integration.md does not name {method}"
+
+
 @pytest.mark.parametrize("overlay", OVERLAYS)
-def test_the_ingress_speaks_grpc_over_tls_to_lobby_and_table_only(
+def test_the_ingress_routes_the_frontends_calls_over_tls_and_no_internal_one(
     rendered: dict[str, list[dict[str, Any]]], overlay: str
 ) -> None:
     objects = rendered[overlay]
     ingresses = _of(objects, "Ingress")
     assert len(ingresses) == 2
-    proto_services = set(re.findall(r"^service (\w+)", _protos(), flags=re.MULTILINE))
-    backends = {}
     hosts = set()
     for ingress in ingresses:
         annotations = ingress["metadata"]["annotations"]
@@ -637,20 +726,33 @@ def test_the_ingress_speaks_grpc_over_tls_to_lobby_and_table_only(
         assert tls["hosts"] == [rule["host"]]
         hosts.add(rule["host"])
         for path in rule["http"]["paths"]:
-            assert path["pathType"] == "Prefix"
-            name = path["path"].removeprefix("/okey.v1.")
-            assert name in proto_services, path["path"]
+            # A prefix only for a service whose every call is a frontend's.
+            assert path["pathType"] in ("Exact", "Prefix"), path
+            if path["pathType"] == "Prefix":
+                service = path["path"].removeprefix("/okey.v1.")
+                assert all(
+                    (service, method) in _frontend_calls()
+                    for owner, method in _rpcs()
+                    if owner == service
+                ), path["path"]
             backend = path["backend"]["service"]
-            backends[name] = backend["name"]
-            service = _named(objects, "Service", backend["name"])
-            assert service["spec"].get("type", "ClusterIP") == "ClusterIP"
-            assert service["spec"].get("clusterIP") != "None", "the ingress balances itself"
-            assert backend["port"]["name"] in {port["name"] for port in service["spec"]["ports"]}
-            # A table's calls go to the pod its id hashes to (its live copy is that pod's).
-            hashed = annotations.get("nginx.ingress.kubernetes.io/upstream-hash-by")
-            assert (hashed == "$http_x_okey_table_id") == (name == "TableService"), name
+            service_object = _named(objects, "Service", backend["name"])
+            assert service_object["spec"].get("type", "ClusterIP") == "ClusterIP"
+            assert service_object["spec"].get("clusterIP") != "None", "the ingress balances"
+            ports = {port["name"] for port in service_object["spec"]["ports"]}
+            assert backend["port"]["name"] == "grpc" and "grpc" in ports
     assert len(hosts) == 1
-    assert backends == {"LobbyService": "lobby", "TableService": "table"}
+    routes = _routes(ingresses)
+    # Exactly the frontend's calls, each to its own service; nothing internal at all.
+    assert set(routes) == _frontend_calls()
+    for (service, method), (backend, ingress) in routes.items():
+        assert backend == BACKENDS[service], (service, method)
+        # A table's calls go to the pod its id hashes to (its live copy is that pod's).
+        hashed = ingress["metadata"]["annotations"].get(
+            "nginx.ingress.kubernetes.io/upstream-hash-by"
+        )
+        assert (hashed == "$http_x_okey_table_id") == (service == "TableService"), method
+    assert {BACKENDS[service] for service, _ in routes} == PUBLIC_SERVICES
     for ingress in ingresses:
         (tls,) = ingress["spec"]["tls"]
         if overlay == "prod":
@@ -663,8 +765,30 @@ def test_the_ingress_speaks_grpc_over_tls_to_lobby_and_table_only(
             assert secret and secret[0]["type"] == "kubernetes.io/tls"
 
 
-def _protos() -> str:
-    return "\n".join(path.read_text() for path in (ROOT / "protos" / "okey" / "v1").glob("*.proto"))
+def test_the_route_check_sees_an_internal_call_routed() -> None:
+    """The evaluator above is not blind: a prefix for ScoringService routes RecordHand too."""
+    leaky = {
+        "metadata": {"annotations": {}},
+        "spec": {
+            "rules": [
+                {
+                    "http": {
+                        "paths": [
+                            {
+                                "path": "/okey.v1.ScoringService",
+                                "pathType": "Prefix",
+                                "backend": {"service": {"name": "scoring"}},
+                            }
+                        ]
+                    }
+                }
+            ]
+        },
+    }
+    routes = _routes([leaky])
+    assert ("ScoringService", "RecordHand") in routes
+    assert ("ScoringService", "GetScoreSheet") in routes
+    assert ("ScoringServiceX", "Nothing") not in routes
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)

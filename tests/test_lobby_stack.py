@@ -50,8 +50,11 @@ from test_lobby_service import (
 
 from okey101.engine.bots.entry_points import fallback_decision
 from okey101.lobby.models import queue, tournament_leases, tournament_tables
+from okey101.lobby.peers import TableClient
+from okey101.lobby.workers import Matchmaker
 from okey101.platform import convert
 from okey101.platform.auth import TokenIssuer, dev_signing_key
+from okey101.platform.clients import Peers as Peers_
 from okey101.platform.database import Database
 from okey101.platform.server import ServerHandle
 from okey101.stack import free_port, wait_serving
@@ -429,6 +432,211 @@ def test_quick_match_seats_four_at_once_and_fills_with_bots_after_the_wait(
     run(scenario())
 
 
+class TableProxy:
+    """A real gRPC server between the lobby and the table service: every TableService call is
+    passed on as it is (bytes, metadata, the answer or the error), except that ``cut(method,
+    after, times)`` makes ``times`` calls of ``method``, after its next ``after``, fail with
+    UNAVAILABLE as an outage would (the lobby's channel retries UNAVAILABLE up to 4 times)."""
+
+    def __init__(self, target: str) -> None:
+        self._channel = grpc.aio.insecure_channel(target)
+        self._cuts: dict[str, list[int]] = {}
+        self.calls: list[str] = []
+        self.server = grpc.aio.server()
+        self.server.add_generic_rpc_handlers([self])
+        self.port = self.server.add_insecure_port("127.0.0.1:0")
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def cut(self, method: str, *, after: int, times: int) -> None:
+        self._cuts[method] = [after, times]
+
+    def service(self, details: Any) -> Any:
+        method = details.method.rsplit("/", 1)[-1]
+
+        async def pass_on(request: bytes, context: Any) -> bytes:
+            self.calls.append(method)
+            cut = self._cuts.get(method)
+            if cut is not None:
+                if cut[0] > 0:
+                    cut[0] -= 1
+                elif cut[1] > 0:
+                    cut[1] -= 1
+                    await context.abort(grpc.StatusCode.UNAVAILABLE, "cut by the test's proxy")
+            try:
+                answer: bytes = await self._channel.unary_unary(details.method)(
+                    request, metadata=context.invocation_metadata(), timeout=10
+                )
+            except grpc.aio.AioRpcError as error:
+                await context.abort(error.code(), error.details() or "", error.trailing_metadata())
+            return answer
+
+        return grpc.unary_unary_rpc_method_handler(pass_on)
+
+    async def __aenter__(self) -> TableProxy:
+        await self.server.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.server.stop(0)
+        await self._channel.close()
+
+
+def test_a_quick_match_attempt_that_fails_half_way_closes_its_table_and_bots_are_named(
+    tmp_path: Path,
+) -> None:
+    """The table service goes away after the quick match's table is made and its first player
+    seated (every later Sit fails, retries included), and closes fail too; meanwhile one of the
+    four leaves the queue and a fifth joins, so the next group is another. Once the table
+    service is back the lobby closes every table its failed attempts made and seats the new
+    group at a new table: no half-made table is left waiting with a player in it. Bots filling
+    seats are named as players are ("Zeynep"); their kind says they are bots."""
+
+    async def scenario() -> None:
+        async with peers_running(tmp_path) as peers, TableProxy(peers.table.target) as proxy:
+            settings = lobby_settings(
+                tmp_path, table_address=proxy.target, scoring_address=peers.scoring.target,
+                quick_match_wait_seconds=1.0,
+            )  # fmt: skip
+            async with lobby_client(settings) as client:
+                service = _service_auth(tmp_path)
+                matchmaker = client.lobby.servicer.matchmaker
+                proxy.cut("Sit", after=1, times=10**6)
+                proxy.cut("CloseTable", after=0, times=10**6)
+                five = [await client.guest(name=f"Q{index}") for index in range(5)]
+                tickets = {}
+                for index, guest in enumerate(five[:4]):
+                    joined = await client.stub.JoinQuickMatch(
+                        lobby_pb2.JoinQuickMatchRequest(request_id=f"q-{index}"),
+                        metadata=bearer(guest.tokens.access_token),
+                    )
+                    tickets[index] = joined.ticket.ticket_id
+
+                async def failed_once() -> bool:
+                    return proxy.calls.count("Sit") >= 5  # seat 0's, then 4 tries of seat 1's
+
+                await until(failed_once, 30, "a quick-match attempt to fail half-way")
+                left = await client.stub.LeaveQuickMatch(
+                    lobby_pb2.LeaveQuickMatchRequest(request_id="go", ticket_id=tickets[3]),
+                    metadata=bearer(five[3].tokens.access_token),
+                )
+                assert left.ticket.state == lobby_pb2.QUICK_MATCH_STATE_CANCELLED
+                joined = await client.stub.JoinQuickMatch(
+                    lobby_pb2.JoinQuickMatchRequest(request_id="q-4"),
+                    metadata=bearer(five[4].tokens.access_token),
+                )
+                tickets[4] = joined.ticket.ticket_id
+                proxy.cut("Sit", after=0, times=0)
+                proxy.cut("CloseTable", after=0, times=0)
+                group = [five[index] for index in (0, 1, 2, 4)]
+                statuses = await _matched(client, group, [tickets[i] for i in (0, 1, 2, 4)])
+
+                (table_id,) = {status.table_id for status in statuses}
+
+                async def tables() -> dict[str, Any]:
+                    listed = await peers.tables.ListTables(
+                        table_pb2.ListTablesRequest(page_size=200), metadata=service
+                    )
+                    return {table.table_id: table for table in listed.tables}
+
+                async def all_closed() -> dict[str, Any] | None:
+                    made = await tables()
+                    others = [made[t].state for t in made if t != table_id]
+                    return made if set(others) == {common_pb2.TABLE_STATE_CLOSED} else None
+
+                made = await until(all_closed, 30, "the half-made tables to be closed")
+                half_made = set(made) - {table_id}
+                assert not matchmaker.unclosed and not matchmaker.pending
+                first = min(half_made, key=lambda t: made[t].create_time.ToNanoseconds())
+                assert made[first].seats[0].player_id == five[0].player.player_id
+                assert made[table_id].state == common_pb2.TABLE_STATE_PLAYING
+                players = {seat.player_id for seat in made[table_id].seats}
+                assert players == {guest.player.player_id for guest in group}
+
+                two = [await client.guest(name=f"B{index}") for index in range(2)]
+                waiting = []
+                for index, guest in enumerate(two):
+                    joined = await client.stub.JoinQuickMatch(
+                        lobby_pb2.JoinQuickMatchRequest(request_id=f"two-{index}"),
+                        metadata=bearer(guest.tokens.access_token),
+                    )
+                    waiting.append(joined.ticket.ticket_id)
+                statuses = await _matched(client, two, waiting)
+                table = (
+                    await peers.tables.GetTable(
+                        table_pb2.GetTableRequest(table_id=statuses[0].table_id),
+                        metadata=service,
+                    )
+                ).table
+                bots = [seat for seat in table.seats if seat.kind == common_pb2.OCCUPANT_KIND_BOT]
+                assert [(seat.seat, seat.display_name) for seat in bots] == [
+                    (2, "Zeynep"),
+                    (3, "Emre"),
+                ]
+                assert all("bot" not in seat.display_name.lower() for seat in table.seats)
+
+    run(scenario())
+
+
+def test_a_half_made_quick_match_table_another_pod_finishes_is_never_closed(
+    tmp_path: Path,
+) -> None:
+    """This lobby's attempts keep failing half-way (every Sit after the first is cut between it
+    and the table service), so it keeps the half-made table for the group's next attempt. A
+    second matchmaker, as another pod would, reaching the table service directly, claims the
+    same group: the same derived request ids hand it the same table, which it seats and starts.
+    The first lobby then drops the table from what it owes, and never closes it."""
+
+    async def scenario() -> None:
+        async with peers_running(tmp_path) as peers, TableProxy(peers.table.target) as proxy:
+            settings = lobby_settings(
+                tmp_path, table_address=proxy.target, scoring_address=peers.scoring.target
+            )
+            async with lobby_client(settings) as client:
+                matchmaker = client.lobby.servicer.matchmaker
+                proxy.cut("Sit", after=1, times=10**6)
+                four = [await client.guest(name=f"P{index}") for index in range(4)]
+                tickets = []
+                for index, guest in enumerate(four):
+                    joined = await client.stub.JoinQuickMatch(
+                        lobby_pb2.JoinQuickMatchRequest(request_id=f"p-{index}"),
+                        metadata=bearer(guest.tokens.access_token),
+                    )
+                    tickets.append(joined.ticket.ticket_id)
+
+                async def kept() -> bool:
+                    return bool(matchmaker.pending)
+
+                await until(kept, 30, "a half-made table kept for the group")
+                (half_made,) = matchmaker.pending.values()
+                other_pod = Peers_(settings.replace(table_address=peers.table.target))
+                try:
+                    other = Matchmaker(client.lobby.servicer.repository, TableClient(other_pod))
+                    assert await other.match_all() == 1
+                finally:
+                    await other_pod.close()
+                statuses = await _matched(client, four, tickets)
+                assert {status.table_id for status in statuses} == {half_made}
+
+                async def dropped() -> bool:
+                    return not matchmaker.pending
+
+                await until(dropped, 30, "the first lobby to drop the table")
+                await asyncio.sleep(0.5)  # two more ticks
+                table = (
+                    await peers.tables.GetTable(
+                        table_pb2.GetTableRequest(table_id=half_made),
+                        metadata=_service_auth(tmp_path),
+                    )
+                ).table
+                assert table.state == common_pb2.TABLE_STATE_PLAYING
+                assert "CloseTable" not in proxy.calls and not matchmaker.unclosed
+
+    run(scenario())
+
+
 async def _matched(client: Client, guests: list[Any], tickets: list[str]) -> list[Any]:
     async def statuses() -> list[Any] | None:
         found = []
@@ -744,6 +952,162 @@ async def _tournament(
     finalists = {line.player_id for line in by_round.standings if line.player_id}
     assert finalists == {line.player_id for line in lines[:4]}
     assert time.monotonic() - began < 240
+
+
+# ---------------------------------------------------------------------------------------------
+# Cancelling a tournament
+
+
+def test_cancel_tournament_closes_its_tables_keeps_its_standings_and_only_its_creator_may(
+    tmp_path: Path,
+) -> None:
+    """Five guests in a tournament of three-hand matches; round 1 seats them at two tables, which
+    stay in play (nobody moves). Another player may not cancel it; its creator does: both tables
+    are closed by the table service, no round 2 is ever planned, the standings still answer as
+    they stood, and cancelling again changes nothing. A service cancels a tournament still
+    registering; bad and unknown ids are refused."""
+    rules = common_pb2.RuleSet(
+        preset=common_pb2.RULE_PRESET_BOOMBALA,
+        match_end=common_pb2.MATCH_END_FIXED_HANDS,
+        match_hands=3,
+    )
+
+    async def scenario() -> None:
+        async with (
+            peers_running(tmp_path) as peers,
+            lobby_client(lobby_for(tmp_path, peers)) as client,
+        ):
+            stub = client.stub
+            service = _service_auth(tmp_path)
+            guests = [await client.guest(name=f"T{index}") for index in range(5)]
+            creator, other = (
+                bearer(guests[0].tokens.access_token),
+                bearer(guests[1].tokens.access_token),
+            )
+            created = await stub.CreateTournament(
+                lobby_pb2.CreateTournamentRequest(
+                    request_id="cup", name="Cup", rules=rules, max_players=8
+                ),
+                metadata=creator,
+            )
+            tid = created.tournament.tournament_id
+            for guest in guests:
+                await stub.RegisterForTournament(
+                    lobby_pb2.RegisterForTournamentRequest(request_id="r", tournament_id=tid),
+                    metadata=bearer(guest.tokens.access_token),
+                )
+            await stub.StartTournament(
+                lobby_pb2.StartTournamentRequest(request_id="go", tournament_id=tid),
+                metadata=creator,
+            )
+
+            async def seated() -> Any:
+                answer = await stub.GetTournament(
+                    lobby_pb2.GetTournamentRequest(tournament_id=tid), metadata=service
+                )
+                rounds = answer.tournament.rounds
+                return list(rounds[0].table_ids) if rounds and len(rounds[0].table_ids) == 2 else []
+
+            table_ids = await until(seated, 30, "round 1's tables to start")
+
+            async def states() -> list[int]:
+                return [
+                    (
+                        await peers.tables.GetTable(
+                            table_pb2.GetTableRequest(table_id=table_id), metadata=service
+                        )
+                    ).table.state
+                    for table_id in table_ids
+                ]
+
+            assert await states() == [common_pb2.TABLE_STATE_PLAYING] * 2
+            before = await stub.GetTournamentStandings(
+                lobby_pb2.GetTournamentStandingsRequest(tournament_id=tid), metadata=service
+            )
+
+            denied = await refused(
+                stub.CancelTournament(
+                    lobby_pb2.CancelTournamentRequest(request_id="no", tournament_id=tid),
+                    metadata=other,
+                )
+            )
+            assert (denied.code, denied.reason) == (
+                grpc.StatusCode.PERMISSION_DENIED,
+                "NOT_TOURNAMENT_CREATOR",
+            )
+            assert denied.message and await states() == [common_pb2.TABLE_STATE_PLAYING] * 2
+
+            cancelled = await stub.CancelTournament(
+                lobby_pb2.CancelTournamentRequest(
+                    request_id="stop", tournament_id=tid, reason="the venue closed"
+                ),
+                metadata=creator,
+            )
+            assert cancelled.tournament.state == lobby_pb2.TOURNAMENT_STATE_CANCELLED
+            assert list(cancelled.tournament.rounds[0].table_ids) == table_ids
+            assert await states() == [common_pb2.TABLE_STATE_CLOSED] * 2
+            await asyncio.sleep(1.5)  # three driver ticks: nothing more is planned or made
+            listed = await peers.tables.ListTables(
+                table_pb2.ListTablesRequest(tournament_id=tid, page_size=50), metadata=service
+            )
+            assert sorted(table.table_id for table in listed.tables) == sorted(table_ids)
+            after = await stub.GetTournament(
+                lobby_pb2.GetTournamentRequest(tournament_id=tid), metadata=service
+            )
+            assert after.tournament.state == lobby_pb2.TOURNAMENT_STATE_CANCELLED
+            assert after.tournament.current_round == 1 and len(after.tournament.rounds) == 1
+            kept = await stub.GetTournamentStandings(
+                lobby_pb2.GetTournamentStandingsRequest(tournament_id=tid), metadata=service
+            )
+            assert kept == before and len(kept.standings) == 5
+            assert {line.round_reached for line in kept.standings} == {1}
+            listed_cancelled = await stub.ListTournaments(
+                lobby_pb2.ListTournamentsRequest(states=[lobby_pb2.TOURNAMENT_STATE_CANCELLED]),
+                metadata=service,
+            )
+            assert [t.tournament_id for t in listed_cancelled.tournaments] == [tid]
+            again = await stub.CancelTournament(
+                lobby_pb2.CancelTournamentRequest(request_id="stop-2", tournament_id=tid),
+                metadata=service,
+            )
+            assert again.tournament == cancelled.tournament
+            registering = await stub.CreateTournament(
+                lobby_pb2.CreateTournamentRequest(
+                    request_id="later", name="Later", rules=rules, max_players=4
+                ),
+                metadata=service,
+            )
+            gone = await stub.CancelTournament(
+                lobby_pb2.CancelTournamentRequest(
+                    request_id="x", tournament_id=registering.tournament.tournament_id
+                ),
+                metadata=service,
+            )
+            assert gone.tournament.state == lobby_pb2.TOURNAMENT_STATE_CANCELLED
+            late = await refused(
+                stub.RegisterForTournament(
+                    lobby_pb2.RegisterForTournamentRequest(
+                        request_id="r", tournament_id=registering.tournament.tournament_id
+                    ),
+                    metadata=other,
+                )
+            )
+            assert late.reason == "TOURNAMENT_NOT_REGISTERING"
+            for tournament_id, code, reason in (
+                ("", grpc.StatusCode.INVALID_ARGUMENT, "FIELD_REQUIRED"),
+                ("t-nothing", grpc.StatusCode.NOT_FOUND, "TOURNAMENT_NOT_FOUND"),
+            ):
+                bad = await refused(
+                    stub.CancelTournament(
+                        lobby_pb2.CancelTournamentRequest(
+                            request_id="bad", tournament_id=tournament_id
+                        ),
+                        metadata=service,
+                    )
+                )
+                assert (bad.code, bad.reason) == (code, reason) and bad.message
+
+    run(scenario())
 
 
 # ---------------------------------------------------------------------------------------------

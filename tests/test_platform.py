@@ -274,7 +274,42 @@ def test_reflection_lists_the_services(tmp_path: Path) -> None:
             SERVICE,
             "grpc.health.v1.Health",
             "grpc.reflection.v1alpha.ServerReflection",
+            "grpc.reflection.v1.ServerReflection",
         }
+
+    with_server(scenario, tmp_path)
+
+
+def test_reflection_answers_a_v1_client_too(tmp_path: Path) -> None:
+    """A client of ``grpc.reflection.v1`` only (the v1 path; its messages are v1alpha's field
+    for field) lists the services and gets the descriptor of the v1 reflection service."""
+
+    async def scenario(handle: ServerHandle, channel: grpc.aio.Channel) -> None:
+        info = channel.stream_stream(
+            "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+            request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+            response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+        )
+        requests = [
+            reflection_pb2.ServerReflectionRequest(list_services=""),
+            reflection_pb2.ServerReflectionRequest(
+                file_containing_symbol="grpc.reflection.v1.ServerReflection"
+            ),
+            reflection_pb2.ServerReflectionRequest(file_containing_symbol="okey.test.Nothing"),
+        ]
+        answers = [answer async for answer in info(iter(requests), timeout=5)]
+        listed, described, unknown = answers
+        names = {service.name for service in listed.list_services_response.service}
+        assert {SERVICE, "grpc.reflection.v1.ServerReflection", "grpc.health.v1.Health"} <= names
+        (raw,) = described.file_descriptor_response.file_descriptor_proto
+        file = descriptor_pb2.FileDescriptorProto.FromString(raw)
+        assert file.package == "grpc.reflection.v1"
+        assert [method.input_type for method in file.service[0].method] == [
+            ".grpc.reflection.v1.ServerReflectionRequest"
+        ]
+        assert unknown.error_response.error_code == grpc.StatusCode.NOT_FOUND.value[0]
+        # Without a token: reflection is open, as health is.
+        assert "grpc.reflection.v1.ServerReflection" in names
 
     with_server(scenario, tmp_path)
 

@@ -92,6 +92,43 @@ def test_reflection_lists_the_rules_service(running: Running) -> None:
     assert SERVICE in names and "grpc.health.v1.Health" in names
 
 
+BUF = ROOT / ".venv" / "bin" / "buf"
+
+
+@pytest.mark.skipif(not BUF.exists(), reason="buf is installed by make install")
+def test_a_reflection_v1_client_lists_and_calls_the_rules_service(running: Running) -> None:
+    """buf curl told to speak ``grpc.reflection.v1`` only (no fallback to v1alpha) lists the
+    services and the rules service's methods, and calls one from the reflected schema."""
+    base = [str(BUF), "curl", "--protocol", "grpc", "--http2-prior-knowledge"]
+    v1 = ["--reflect-protocol", "grpc-v1"]
+    url = f"http://{running.target}"
+
+    def buf(*args: str) -> str:
+        done = subprocess.run(
+            [*base, *v1, *args], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    services = buf("--list-services", url).split()
+    assert {SERVICE, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"} <= set(
+        services
+    )
+    methods = buf("--list-methods", url).split()
+    assert f"{SERVICE}/ResolveRuleSet" in methods
+    token = running.auth()[0][1]
+    answer = json.loads(
+        buf(
+            "-H",
+            f"authorization: {token}",
+            "-d",
+            '{"rules": {"preset": "RULE_PRESET_BOOMBALA"}}',
+            f"{url}/{SERVICE}/ResolveRuleSet",
+        )
+    )
+    assert answer["rules"]["preset"] == "RULE_PRESET_BOOMBALA"
+
+
 def test_metrics_count_the_calls(running: Running) -> None:
     key = (
         "grpc_server_handled_total",

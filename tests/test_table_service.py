@@ -611,6 +611,8 @@ def test_a_private_table_needs_its_invite_code(tmp_path: Path) -> None:
             )
             assert started.table.state == common_pb2.TABLE_STATE_PLAYING
             assert [s.kind for s in started.table.seats[1:]] == [common_pb2.OCCUPANT_KIND_BOT] * 3
+            # A bot's name is a name; its kind (above) says it is a bot.
+            assert [s.display_name for s in started.table.seats[1:]] == ["Mehmet", "Zeynep", "Emre"]
 
     run(scenario())
 

@@ -1,6 +1,7 @@
 """A stack of the services as processes of their own, and how to tell that one is serving.
 
-``okey101 up`` starts every service on its default ports and waits for each (``wait_serving``);
+``okey101 up`` starts every service on its default ports, or on consecutive ports from
+``--base-port`` (``UpPorts``), and waits for each (``wait_serving``);
 ``local_stack`` starts one on free ports for ``okey101 simulate`` (without ``--lobby``), the
 benchmarks and the end-to-end tests: each built service is ``python -m okey101.cli serve NAME``
 with its gRPC and metrics ports picked free, the other services' addresses in
@@ -24,7 +25,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import grpc
 import grpc.aio
@@ -39,6 +40,50 @@ FAST: Mapping[str, str] = {
     "OKEY_TABLE_NEXT_HAND_SECONDS": "0",
     "OKEY_QUICK_MATCH_WAIT_SECONDS": "0",
 }
+
+
+#: How many ports ``okey101 up --base-port P`` takes from P on: each service's gRPC port (P to
+#: P+4, in ``SERVICE_PORTS``' order: lobby, table, scoring, rules, bot), then their metrics ports
+#: (P+5 to P+9), then the lobby's JWKS port (P+10).
+UP_PORTS: Final = 11
+
+
+@dataclass(frozen=True)
+class UpPorts:
+    """Where ``okey101 up`` starts each service: its (gRPC, metrics) ports, the lobby's JWKS."""
+
+    services: dict[str, tuple[int, int]]
+    jwks: int
+    #: Whether these are other ports than the defaults (then each service is told its peers').
+    moved: bool
+
+    @classmethod
+    def of(cls, base: int | None) -> UpPorts:
+        """The defaults (``base`` None), or ``UP_PORTS`` consecutive ports from ``base``."""
+        from okey101.platform.config import SERVICE_PORTS
+
+        if base is None:
+            return cls(dict(SERVICE_PORTS), 9106, moved=False)
+        if not 1024 <= base <= 65535 - UP_PORTS + 1:
+            raise ValueError(f"a base port is 1024 to {65535 - UP_PORTS + 1}, not {base}")
+        count = len(SERVICE_PORTS)
+        services = {
+            name: (base + index, base + count + index) for index, name in enumerate(SERVICE_PORTS)
+        }
+        return cls(services, base + 2 * count, moved=True)
+
+    def flags(self, name: str) -> list[str]:
+        """``okey101 serve NAME``'s flags for these ports (nothing for the defaults)."""
+        if not self.moved:
+            return []
+        port, metrics = self.services[name]
+        flags = ["--port", str(port), "--metrics-port", str(metrics)]
+        for peer, (peer_port, _metrics) in self.services.items():
+            if peer != name:
+                flags += [f"--{peer}-address", f"127.0.0.1:{peer_port}"]
+        if name == "lobby":
+            flags += ["--jwks-port", str(self.jwks)]
+        return flags
 
 
 def free_port() -> int:

@@ -62,18 +62,31 @@ def add_up(commands: Commands) -> None:
         "up",
         help="start every service that exists on its default ports (SQLite under ./var/)",
         description="Start every built service as a process of its own on its default port "
-        "(lobby 50051, table 50052, scoring 50053, rules 50054, bot 50055), wait until each "
-        "reports SERVING, and print where each listens. Ctrl-C (or SIGTERM) stops them all "
-        "gracefully.",
+        "(lobby 50051, table 50052, scoring 50053, rules 50054, bot 50055; metrics 9101-9105, "
+        "the lobby's JWKS 9106), or on eleven consecutive ports from --base-port, wait until "
+        "each reports SERVING, and print where each listens. Ctrl-C (or SIGTERM) stops them "
+        "all gracefully.",
     )
     parser.add_argument("--var-dir", default="var", help="where local mode keeps its files")
+    parser.add_argument(
+        "--base-port",
+        type=int,
+        default=None,
+        metavar="P",
+        help="other ports than the defaults: gRPC P (lobby), P+1 (table), P+2 (scoring), P+3 "
+        "(rules), P+4 (bot); metrics P+5 to P+9; the lobby's JWKS P+10. Each service is told "
+        "the others' addresses.",
+    )
     parser.set_defaults(handler=_up)
 
 
 def _up(args: argparse.Namespace) -> int:
-    from okey101.platform.config import SERVICE_PORTS
-    from okey101.stack import wait_serving_sync
+    from okey101.stack import UpPorts, wait_serving_sync
 
+    try:
+        ports = UpPorts.of(args.base_port)
+    except ValueError as error:
+        raise CommandError(str(error)) from None
     names = built_services()
     if not names:
         print("okey101 up: no service is built yet.")
@@ -92,23 +105,31 @@ def _up(args: argparse.Namespace) -> int:
     try:
         for name in names:
             command = [sys.executable, "-m", "okey101.cli", "serve", name]
-            children.append(
-                (name, subprocess.Popen([*command, "--var-dir", args.var_dir], env=local_env))
-            )
-        for name, _child in children:
-            port, _metrics = SERVICE_PORTS[name]
+            command += ["--var-dir", args.var_dir, *ports.flags(name)]
+            children.append((name, subprocess.Popen(command, env=local_env)))
+        for name, child in children:
+            port, _metrics = ports.services[name]
             wait_serving_sync(f"127.0.0.1:{port}", timeout=60)
+            if child.poll() is not None:  # another process answered on its port
+                raise TimeoutError(f"{name} exited ({child.returncode}): is its port taken?")
         print("okey101 up: serving (gRPC, metrics):")
         for name, _child in children:
-            port, metrics = SERVICE_PORTS[name]
+            port, metrics = ports.services[name]
             print(f"  {name:<8} 127.0.0.1:{port}   http://127.0.0.1:{metrics}/metrics")
         if "lobby" in names:
-            print("  the lobby's JWKS: http://127.0.0.1:9106/.well-known/jwks.json")
+            print(f"  the lobby's JWKS: http://127.0.0.1:{ports.jwks}/.well-known/jwks.json")
         missing = [name for name in SERVICES if name not in names]
         if missing:
             print(f"  not built yet: {', '.join(missing)}")
         if "lobby" in names and "table" in names:
-            print("Play in another terminal: .venv/bin/okey101 play  (okey101 play --help)")
+            play = ".venv/bin/okey101 play"
+            if ports.moved:
+                flag = {"rules": "--rules-service"}
+                play += "".join(
+                    f" {flag.get(name, '--' + name)} 127.0.0.1:{ports.services[name][0]}"
+                    for name in ("lobby", "table", "scoring", "rules")
+                )
+            print(f"Play in another terminal: {play}  (okey101 play --help)")
         print("Ctrl-C stops them all.", flush=True)
         while not stopping:
             for name, child in children:

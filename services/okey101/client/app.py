@@ -243,8 +243,10 @@ class OkeyApp(App[int]):
 
         def on_reconnect(state: Reconnecting) -> None:
             nonlocal reconnecting
-            reconnecting = True
             self.reconnects.append(state)
+            if not state.worth_showing:
+                return  # a connection's age, a deploy: resumed at once, nothing to say
+            reconnecting = True
             reason = state.rejection.message or state.rejection.code.name
             self.set_message(self.strings("connection_lost", reason=reason))
 

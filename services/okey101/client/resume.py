@@ -6,9 +6,12 @@ preceded by the current view (``start_with_view``). ``ResumableWatch`` opens it 
 ``WatchTableResponse``), remembers the sequence number of the last event it passed on, and when
 the stream breaks opens it again from there, so the consumer sees one unbroken stream:
 
-- UNAVAILABLE (the server drains, the connection dropped), DEADLINE_EXCEEDED, CANCELLED by the
-  network, RESOURCE_EXHAUSTED: reconnect after a back-off (0.2 s doubling to 5 s, reset by
-  anything received), with ``after_sequence`` = the last sequence seen;
+- UNAVAILABLE (the connection reached the server's maximum age, the server drains, the
+  connection dropped), DEADLINE_EXCEEDED, CANCELLED by the network, RESOURCE_EXHAUSTED:
+  reconnect after a back-off (0.2 s doubling to 5 s, reset by anything received or by a stream
+  that stayed open ``STEADY_SECONDS``), with
+  ``after_sequence`` = the last sequence seen. A stream's first end is routine, not an error
+  (``Reconnecting.worth_showing``: a screen says nothing unless the reconnection fails too);
 - OUT_OF_RANGE (the log no longer keeps that far back): reconnect with ``start_with_view``; the
   new view replaces everything the consumer knew;
 - the stream ending with OK (the server ends it after MATCH_ENDED, the match's last event, or
@@ -49,6 +52,11 @@ RECONNECT_CODES: Final = frozenset(
 )
 
 
+#: A stream that stayed open this long was up, even if it brought nothing (a quiet table): its
+#: end counts as a first failure again (no longer back-off, nothing shown).
+STEADY_SECONDS: Final = 1.0
+
+
 @dataclass(frozen=True)
 class Backoff:
     """Reconnection delays: ``first`` seconds, times ``factor`` per failure, at most ``most``."""
@@ -69,6 +77,13 @@ class Reconnecting:
     after_sequence: int
     with_view: bool
     failures: int
+
+    @property
+    def worth_showing(self) -> bool:
+        """Whether a screen should tell the player: not for a stream that ended once and is
+        resumed (servers end every connection after its maximum age, and a deploy drains them:
+        the stream ends with UNAVAILABLE, routinely), only once a reconnection failed too."""
+        return self.failures > 1
 
 
 class ResumableWatch:
@@ -95,9 +110,11 @@ class ResumableWatch:
 
     async def __aiter__(self) -> AsyncGenerator[table_pb2.WatchTableResponse, None]:
         failures = 0
+        clock = asyncio.get_running_loop().time
         while True:
             with_view, self._with_view = self._with_view, False
             self.connections += 1
+            opened = clock()
             try:
                 async for item in self._open(self.last_sequence, with_view):
                     if item.HasField("view"):
@@ -117,6 +134,8 @@ class ResumableWatch:
                     self._with_view = True
                 elif rejection.code not in RECONNECT_CODES:
                     raise
+                if clock() - opened >= STEADY_SECONDS:
+                    failures = 0  # the stream was up (a quiet table sends nothing): a new end
                 failures += 1
                 if self._max_failures is not None and failures > self._max_failures:
                     raise

@@ -35,8 +35,8 @@ class SeatBox(Static):
         if occupant.kind == common_pb2.OCCUPANT_KIND_EMPTY:
             name = f"{s('seat_label', seat=seat)} ({s('empty_seat')})"
         title = Text(name, style="bold")
-        # A bot's name may already say it is one ("Mehmet (bot)").
-        if occupant.kind == common_pb2.OCCUPANT_KIND_BOT and s("bot") not in name.lower():
+        # A bot's name is a name ("Mehmet"); its kind says it is a bot.
+        if occupant.kind == common_pb2.OCCUPANT_KIND_BOT:
             title.append(f" ({s('bot')})", style="dim")
         if occupant.away:
             title.append(f" ({s('away')})", style="yellow")

@@ -119,10 +119,14 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "tr": "{tournament_id} turnuvasının başlaması için en az {minimum} kayıtlı oyuncu "
         "gerekir, {registered} var.",
     },
+    "TOURNAMENT_FINISHED": {
+        "en": "Tournament {tournament_id} has finished; it can no longer be cancelled.",
+        "tr": "{tournament_id} turnuvası bitti; artık iptal edilemez.",
+    },
     # Permission.
     "NOT_TOURNAMENT_CREATOR": {
-        "en": "Only the creator of tournament {tournament_id} may start it.",
-        "tr": "{tournament_id} turnuvasını yalnızca onu kuran başlatabilir.",
+        "en": "Only the creator of tournament {tournament_id} may start or cancel it.",
+        "tr": "{tournament_id} turnuvasını yalnızca onu kuran başlatabilir ya da iptal edebilir.",
     },
     "NOT_YOUR_TICKET": {
         "en": "Quick-match ticket {ticket_id} is not yours.",

@@ -148,6 +148,16 @@ class QuickMatchQueue:
 
         return await self.database.transaction(work)
 
+    async def states_of(self, ticket_ids: Sequence[str]) -> dict[str, tuple[str, str | None]]:
+        """Each of ``ticket_ids``' state and the table it was matched to (if it was)."""
+        async with self.database.read() as session:
+            found = await session.execute(
+                select(queue.c.ticket_id, queue.c.state, queue.c.table_id).where(
+                    queue.c.ticket_id.in_(ticket_ids)
+                )
+            )
+            return {str(ticket): (str(state), table) for ticket, state, table in found}
+
     async def ready_presets(self) -> list[str]:
         """Presets whose queue has a group ready: four waiting, or one past its bots-fill time."""
         now = now_us()

@@ -76,6 +76,7 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
     "CreateTournament": _PLAYER_OR_SERVICE,
     "RegisterForTournament": _PLAYER,
     "StartTournament": _PLAYER_OR_SERVICE,
+    "CancelTournament": _PLAYER_OR_SERVICE,
     "GetTournament": _PLAYER_OR_SERVICE,
     "ListTournaments": _PLAYER_OR_SERVICE,
     "GetTournamentStandings": _PLAYER_OR_SERVICE,

@@ -1,5 +1,6 @@
 """Tournaments (``lobby_tournaments`` and its players and tables) and the leases that say which
 lobby pod drives each one (``lobby_tournament_leases``); the bracket itself is ``bracket``.
+A cancelled tournament keeps its players' rows (its standings) and loses its lease.
 
 Registration and the start lock the tournament's row (``FOR UPDATE``): its count of registered
 players and its state change one call at a time. The start stores its answer in its own
@@ -31,6 +32,7 @@ from okey101.lobby.models import (
     tournaments,
 )
 from okey101.lobby.records import (
+    CANCELLED,
     FINISHED,
     PLANNED,
     REGISTERING,
@@ -223,6 +225,33 @@ class Tournaments:
             answer = respond(await self._tournament_for_update(session, tournament_id))
             await ANSWERS.remember(session, call, answer)
             return answer
+
+        return await self.database.transaction(work)
+
+    async def cancel(self, tournament_id: str, caller: str | None) -> TournamentRow:
+        """Cancel a registering or running tournament (a cancelled one: nothing changes); its
+        lease goes with it, so a driver mid-step changes nothing more (``LeaseLost``). Its
+        players' rows stay as they are: the standings are kept. ``caller``: the player
+        cancelling it (None: a service)."""
+
+        async def work(session: AsyncConnection) -> TournamentRow:
+            tournament: TournamentRow = await self._tournament_for_update(session, tournament_id)
+            if caller is not None and caller != tournament.creator_player_id:
+                raise Denied("NOT_TOURNAMENT_CREATOR", tournament_id=tournament_id)
+            if tournament.state == FINISHED:
+                raise Conflict("TOURNAMENT_FINISHED", tournament_id=tournament_id)
+            if tournament.state == CANCELLED:
+                return tournament
+            await session.execute(
+                update(tournaments)
+                .where(tournaments.c.tournament_id == tournament_id)
+                .values(state=CANCELLED, finished_us=now_us())
+            )
+            await session.execute(
+                delete(tournament_leases).where(tournament_leases.c.tournament_id == tournament_id)
+            )
+            cancelled: TournamentRow = await self._tournament_for_update(session, tournament_id)
+            return cancelled
 
         return await self.database.transaction(work)
 

@@ -7,9 +7,24 @@ one transaction, claims the oldest waiting tickets with ``FOR UPDATE SKIP LOCKED
 pod has claimed are skipped, so any number of pods share the queue), creates the table through
 TableService (players at seats 0.., bots in the rest), seats the players, starts the match, and
 marks the tickets matched, all before committing. If anything fails the transaction rolls back
-and the tickets wait on; the repeat sends the same derived request ids (``peers``), so the table
-service hands back the table it already made. A LeaveQuickMatch racing a match waits for the
-claim's transaction and then finds its ticket matched.
+and the tickets wait on. A table the failed attempt had made already (created, some players
+seated) is never left half-made:
+
+- the table service gave no verdict (away, timed out): the table is kept for the same group's
+  next attempt, which sends the same derived request ids (``peers``) and is handed back the
+  table and seats already made (by this pod or another: one that claims the group sends the same
+  ids, and a table it finishes is the group's, never closed); once the group is another (a
+  ticket left or was matched elsewhere, or a newer ticket joined a group short of four) the
+  table is closed;
+- the table service refused a step (a verdict: trying again would be refused again): the table is
+  closed at once.
+
+A close the table service does not take is tried again on every tick. After a close, the group's
+next attempt derives new request ids (its attempt number is part of them), so it makes a new
+table rather than being handed back the closed one. A pod that dies mid-attempt closes nothing;
+the pod that tries the same group next sends attempt 0's request ids and finishes the table the
+dead pod began. A LeaveQuickMatch racing a match waits for the claim's transaction and then finds
+its ticket matched.
 
 **Tournament driver.** Every half second, for each running tournament, the pod takes or renews its
 lease (``lobby_tournament_leases``: holder and expiry, ``--tournament-lease-seconds``); only the
@@ -48,11 +63,13 @@ from okey101.lobby import bracket
 from okey101.lobby.convert import PRESETS, table_entry
 from okey101.lobby.peers import ScoringClient, TableClient, derived_request_id
 from okey101.lobby.records import (
+    CANCELLED,
     FINISHED,
     PLANNED,
     RUNNING,
     STARTED,
     US,
+    WAITING,
     LeaseLost,
     RoundTable,
     Ticket,
@@ -75,6 +92,10 @@ QUICK_MATCH_WAIT: Final = Histogram(
     "How long matched quick-match tickets waited in the queue.",
     buckets=(0.5, 1, 2, 5, 10, 20, 30, 45, 60, 120, 300),
 )
+HALF_MADE: Final = Counter(
+    "okey_lobby_quick_match_attempts_failed_total",
+    "Quick-match attempts that failed after making their table (the table is closed).",
+)
 TOURNAMENT_ROUNDS: Final = Counter(
     "okey_lobby_tournament_rounds_completed_total", "Tournament rounds completed (this pod)."
 )
@@ -85,6 +106,45 @@ TAKEOVERS: Final = Counter(
     "okey_lobby_tournament_lease_takeovers_total",
     "Tournaments this pod took over from another pod whose lease had expired.",
 )
+
+
+async def close_table(tables: TableClient, table_id: str, reason: str) -> bool:
+    """Close ``table_id`` for the lobby: True once it is closed (or over, or unknown to the
+    table service: nothing is left to close), False if the table service cannot be reached."""
+    try:
+        await tables.close(table_id, derived_request_id("lobby-close", table_id), reason)
+    except PeerError as error:
+        if error.reason not in ("TABLE_CLOSED", "TABLE_FINISHED", "TABLE_NOT_FOUND"):
+            _log.warning("closing a table refused", table_id=table_id, reason=error.reason)
+    except OkeyError as error:
+        _log.info("closing a table: not now", table_id=table_id, code=error.code)
+        return False
+    return True
+
+
+async def close_tournament_tables(tables: TableClient, tournament_id: str) -> bool:
+    """Close every table of ``tournament_id`` still waiting or in play: True once none is
+    left open, False if the table service could not be reached for some."""
+    open_tables: list[str] = []
+    token = ""
+    while True:
+        page = await tables.list(
+            table_pb2.ListTablesRequest(
+                tournament_id=tournament_id,
+                states=[common_pb2.TABLE_STATE_WAITING, common_pb2.TABLE_STATE_PLAYING],
+                page_size=200,
+                page_token=token,
+            )
+        )
+        open_tables += [table.table_id for table in page.tables]
+        token = page.next_page_token
+        if not token:
+            break
+    closed = [
+        await close_table(tables, table_id, f"tournament {tournament_id} cancelled")
+        for table_id in open_tables
+    ]
+    return all(closed)
 
 
 def pod_name() -> str:
@@ -176,6 +236,13 @@ class Matchmaker:
         self._interval = interval
         self._bot_level = bot_level
         self._wake = asyncio.Event()
+        #: Failed attempts by group (its sorted ticket ids): the next attempt's number.
+        self._attempts: dict[tuple[str, ...], int] = {}
+        #: Tables of attempts the table service gave no verdict on, by group: kept for the
+        #: group's next attempt, closed once the group is another.
+        self.pending: dict[tuple[str, ...], str] = {}
+        #: Tables failed attempts made that the table service has not closed yet.
+        self.unclosed: set[str] = set()
 
     def wake(self) -> None:
         self._wake.set()
@@ -192,6 +259,19 @@ class Matchmaker:
 
     async def match_all(self) -> int:
         """Start every table whose group is ready; how many were started."""
+        for table_id in sorted(self.unclosed):
+            if await close_table(self._tables, table_id, "quick match: the attempt failed"):
+                self.unclosed.discard(table_id)
+        if self.pending:
+            tickets = {ticket for key in self.pending for ticket in key}
+            states = await self._repository.queue.states_of(sorted(tickets))
+            for key, table_id in list(self.pending.items()):
+                held = [states.get(ticket, (CANCELLED, None)) for ticket in key]
+                if any(table == table_id for _state, table in held):
+                    # Another pod repeated the attempt (the same request ids) and finished it.
+                    del self.pending[key]
+                elif any(state != WAITING for state, _table in held):
+                    await self._abandon(key, table_id)  # its group is another now
         started = 0
         for preset in await self._repository.queue.ready_presets():
             while await self.match_one(preset):
@@ -206,7 +286,23 @@ class Matchmaker:
                 return False
             if len(group) < bracket.SEATS and group[0].bots_fill_us > now_us():
                 return False
-            table = await self._start(preset, group)
+            key = tuple(sorted(ticket.ticket_id for ticket in group))
+            for other in [other for other in self.pending if other != key]:
+                if set(other) & set(key):  # its group is another now
+                    await self._abandon(other, self.pending[other])
+            made: list[str] = []
+            try:
+                table = await self._start(preset, group, self._attempts.get(key, 0), made)
+            except PeerError:
+                if made:
+                    await self._abandon(key, made[0])
+                raise
+            except Exception:
+                if made:
+                    self.pending[key] = made[0]
+                raise
+            self.pending.pop(key, None)
+            self._attempts.pop(key, None)
             seated = [(ticket, seat) for seat, ticket in enumerate(group)]
             await self._repository.queue.mark_matched(session, seated, table.table_id)
             await self._repository.directory.record(
@@ -220,8 +316,26 @@ class Matchmaker:
         _log.info("quick match started", table_id=table.table_id, players=len(group))
         return True
 
-    async def _start(self, preset: str, group: Sequence[Ticket]) -> common_pb2.Table:
-        key = sorted(ticket.ticket_id for ticket in group)
+    async def _abandon(self, key: tuple[str, ...], table_id: str) -> None:
+        """A failed attempt of ``key``'s group made ``table_id``: close it (or note it, to close
+        on later ticks), and number the group's next attempt so that it makes a new table."""
+        self.pending.pop(key, None)
+        if len(self._attempts) > 10_000:
+            self._attempts.clear()  # groups long gone; a repeat makes a new table anyway
+        self._attempts[key] = self._attempts.get(key, 0) + 1
+        if not await close_table(self._tables, table_id, "quick match: the attempt failed"):
+            self.unclosed.add(table_id)
+        HALF_MADE.inc()
+        _log.warning("quick match attempt failed; its table is closed", table_id=table_id)
+
+    async def _start(
+        self, preset: str, group: Sequence[Ticket], attempt: int, made: list[str]
+    ) -> common_pb2.Table:
+        """Create, seat and start the group's table (its id appended to ``made`` once it is
+        created). Attempt 0's request ids are the tickets'; a later attempt's add its number."""
+        key: list[object] = [*sorted(ticket.ticket_id for ticket in group)]
+        if attempt:
+            key.append(f"attempt-{attempt}")
         seats = [
             table_pb2.SeatSetup(
                 seat=seat, kind=common_pb2.OCCUPANT_KIND_PLAYER, player_id=ticket.player_id
@@ -245,6 +359,7 @@ class Matchmaker:
                 seats=seats,
             )
         )
+        made.append(table.table_id)
         for seat, ticket in enumerate(group):
             await self._tables.sit(
                 table_pb2.SitRequest(
@@ -319,6 +434,7 @@ class TournamentDriver:
             except LeaseLost:
                 held.discard(tournament_id)
                 _log.warning("tournament lease lost", tournament_id=tournament_id)
+                await self._closed_if_cancelled(tournament_id)
             except (PeerError, OkeyError) as error:
                 _log.warning(
                     "tournament step failed; retrying",
@@ -327,6 +443,13 @@ class TournamentDriver:
                 )
         self._held = held
         TOURNAMENTS_DRIVEN.set(len(held))
+
+    async def _closed_if_cancelled(self, tournament_id: str) -> None:
+        """Cancelled while this driver was mid-step (which is how it lost the lease): a table it
+        was starting may have been missed by CancelTournament's closing, so close them too."""
+        with contextlib.suppress(PeerError, OkeyError):
+            if (await self._repository.tournaments.get(tournament_id)).state == CANCELLED:
+                await close_tournament_tables(self._tables, tournament_id)
 
     async def step(self, tournament_id: str) -> None:
         """Everything that can be done for the tournament now (module docstring)."""
@@ -484,4 +607,12 @@ class TournamentDriver:
         await self._repository.tournaments.table_finished(row, lines, self.holder)
 
 
-__all__ = ["HostingFinisher", "Matchmaker", "TournamentDriver", "host_table_calls", "pod_name"]
+__all__ = [
+    "HostingFinisher",
+    "Matchmaker",
+    "TournamentDriver",
+    "close_table",
+    "close_tournament_tables",
+    "host_table_calls",
+    "pod_name",
+]

@@ -18,7 +18,8 @@ What a service gets:
   (metrics, the log line, error mapping, draining streams), ``AuthInterceptor``;
 - the health service: NOT_SERVING until ``register`` and ``ready`` are done, then SERVING for
   ``""`` and for each service name; NOT_SERVING again from the start of a drain;
-- reflection, listing the service names, health and reflection;
+- reflection as ``grpc.reflection.v1`` and ``v1alpha`` (``platform.reflection``), listing the
+  service names, health and both reflection services;
 - ``/metrics`` over HTTP on the metrics port.
 
 On SIGTERM or SIGINT: health goes NOT_SERVING and calls are still accepted for
@@ -40,7 +41,6 @@ from typing import Any
 import grpc
 import grpc.aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from okey101.platform import collector
 from okey101.platform.auth import AccessPolicy, AuthInterceptor, JwksVerifier, verifier_for
@@ -53,6 +53,7 @@ from okey101.platform.metrics import (
     start_metrics_server,
     watch_event_loop_lag,
 )
+from okey101.platform.reflection import enable_reflection
 from okey101.platform.tracing import Tracing, setup_tracing
 
 #: ``register(server)`` adds a service's servicers and returns their full service names.
@@ -147,9 +148,7 @@ class ServerHandle:
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         handle = cls(name, settings, server, health_servicer, drain, tracing, log)
         handle.service_names = tuple(register(server))
-        reflection.enable_server_reflection(
-            [*handle.service_names, health.SERVICE_NAME, reflection.SERVICE_NAME], server
-        )
+        enable_reflection([*handle.service_names, health.SERVICE_NAME], server)
         for service in handle.service_names:
             await health_servicer.set(service, NOT_SERVING)
         address = f"{settings.host}:{settings.port}"

@@ -20,7 +20,9 @@ from okey101.engine.hand import SEATS
 
 SeatKind = Literal["empty", "player", "bot"]
 
-_BOT_NAMES = ("Ayşe (bot)", "Mehmet (bot)", "Zeynep (bot)", "Emre (bot)")
+#: A bot seat's name when none was given: a name, as a player's is. That it is a bot is the
+#: occupant's kind (OCCUPANT_KIND_BOT), which clients show in their own language.
+_BOT_NAMES = ("Ayşe", "Mehmet", "Zeynep", "Emre")
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """LobbyService's tournaments: CreateTournament, RegisterForTournament, StartTournament,
-GetTournament, ListTournaments, GetTournamentStandings (the store is ``lobby.tournaments``, the
-bracket ``lobby.bracket``, the driving ``workers.TournamentDriver``; docs/lobby.md,
-Tournaments)."""
+CancelTournament, GetTournament, ListTournaments, GetTournamentStandings (the store is
+``lobby.tournaments``, the bracket ``lobby.bracket``, the driving ``workers.TournamentDriver``;
+docs/lobby.md, Tournaments)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,11 @@ from okey101.lobby.convert import (
     started_tournament_answer,
     tournament_message,
 )
-from okey101.lobby.errors import Invalid
+from okey101.lobby.errors import Invalid, NotReady
 from okey101.lobby.rpc import checks
-from okey101.lobby.rpc.base import LobbyCalls
+from okey101.lobby.rpc.base import LobbyCalls, log
 from okey101.lobby.tournaments import NewTournament
+from okey101.lobby.workers import close_tournament_tables
 from okey101.platform import paging
 from okey101.platform.auth import require_claims
 from okey101.platform.handlers import Context
@@ -114,6 +115,28 @@ class TournamentCalls(LobbyCalls):
             return await self.repository.tournaments.start(
                 tournament_id, caller, MIN_TOURNAMENT_PLAYERS, call, started_tournament_answer
             )
+
+        return await self._answer(request, context, work)
+
+    async def CancelTournament(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.CancelTournamentRequest, context: Context
+    ) -> lobby_pb2.CancelTournamentResponse:
+        async def work() -> lobby_pb2.CancelTournamentResponse:
+            check_request_id(request.request_id)
+            tournament_id = checks.identifier(request.tournament_id, "tournament_id")
+            claims = require_claims()
+            caller = claims.subject if claims.kind == "player" else None
+            row = await self.repository.tournaments.cancel(tournament_id, caller)
+            log.info(
+                "tournament cancelled",
+                tournament_id=tournament_id,
+                by=claims.kind,
+                reason=request.reason[:200],
+            )
+            if not await close_tournament_tables(self.tables, tournament_id):
+                raise NotReady("PEER_UNAVAILABLE", service="table")
+            tables = await self.repository.tournaments.round_tables(tournament_id)
+            return lobby_pb2.CancelTournamentResponse(tournament=tournament_message(row, tables))
 
         return await self._answer(request, context, work)
 
