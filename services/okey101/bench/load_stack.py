@@ -729,11 +729,14 @@ async def audit(
         unrecorded: list[str] = []
 
         async def check(log: TableLog, lost: dict[str, int], unrecorded: list[str]) -> None:
-            if not log.ended_hands and not log.match_ended:
-                return
             async with slots:
                 hands, ended = await scored_hands(client, log.table.match_id)
             counts = collections.Counter(hands)
+            if set(counts) - set(log.ended_hands):
+                # Scoring has a hand this log did not: the table played on after its log was
+                # read (its bots take a seat whose player has stopped). Read it again.
+                async with slots:
+                    log = logs[log.table.table_id] = await table_log(client, log.table.table_id)
             for hand_id in set(log.ended_hands) | set(counts):
                 if counts[hand_id] != 1 or hand_id not in log.ended_hands:
                     lost[hand_id] = counts[hand_id]
