@@ -45,7 +45,7 @@ from okey101.engine.rules import LeftDiscardPolicy, OneGoFinish, RuleSet, StockO
 from okey101.engine.scoring import score_hand
 from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
 from okey101.engine.solver.arrangement import Hand
-from okey101.engine.solver.playability import can_use, is_playable
+from okey101.engine.solver.playability import can_use, playable_faces
 from okey101.engine.tiles import Colour, Okey, Tile, face_colour, face_name, face_number, face_of
 
 # The engine's rules version: a state records it, and a state of another version is refused
@@ -691,6 +691,24 @@ def _show_indicator(
     return new, (Event(EventKind.SHOWED_INDICATOR, seat, tiles=(shown,), points=points),)
 
 
+# The playable faces of recent tables, by the table's identity: a table is unchanged by most
+# moves (its tuple is carried over), and every discard asks. Entries hold the table and the
+# rules they were computed for, so an id reused by a new object is never mistaken for them.
+_PLAYABLE: dict[int, tuple[tuple[TableMeld, ...], RuleSet, frozenset[int]]] = {}
+
+
+def _playable_faces(state: HandState) -> frozenset[int]:
+    table = state.table
+    known = _PLAYABLE.get(id(table))
+    if known is not None and known[0] is table and known[1] is state.rules:
+        return known[2]
+    faces = playable_faces(state.table_melds(), state.rules)
+    if len(_PLAYABLE) >= 256:
+        _PLAYABLE.clear()
+    _PLAYABLE[id(table)] = (table, state.rules, faces)
+    return faces
+
+
 def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, tuple[Event, ...]]:
     _require_play_phase(state)
     me = state.seats[seat]
@@ -704,7 +722,7 @@ def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, t
     if not finishing:
         if state.okey.is_wild(tile):
             penalties = (*penalties, PenaltyReason.OKEY_DISCARDED)
-        elif is_playable(tile, state.okey, state.table_melds(), rules):
+        elif state.okey.plays_as(tile) in _playable_faces(state):
             penalties = (*penalties, PenaltyReason.PLAYABLE_DISCARDED)
         if len(penalties) > len(me.penalties):
             events.append(
