@@ -38,8 +38,10 @@ from okey.v1 import bot_pb2, bot_pb2_grpc, common_pb2
 from threaded_server import ThreadedServer
 
 from okey101.bot import ACCESS, SERVICE_NAME, register
-from okey101.bot.service import METHOD_ACCESS
+from okey101.bot.service import LEVELS as SERVED_LEVELS
+from okey101.bot.service import METHOD_ACCESS, expert_budget
 from okey101.engine.actions import Action, Discard, Draw, GiveBack, TakeDiscard
+from okey101.engine.bots.expert import ExpertBudget
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import OkeyError
 from okey101.engine.hand import HandState, Phase, apply
@@ -48,8 +50,10 @@ from okey101.engine.playout import RandomPlayer
 from okey101.engine.rules import LeftDiscardPolicy, RuleSet
 from okey101.engine.seat import Seat
 from okey101.engine.view import view
+from okey101.lobby.rpc import checks
 from okey101.platform import convert
 from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, dev_signing_key, jwks_of
+from okey101.platform.config import load_settings
 from okey101.platform.errors import DOMAIN
 from okey101.services import built_services
 from okey101.stack import free_port, wait_serving_sync
@@ -67,6 +71,8 @@ LEVELS = (
     common_pb2.BOT_LEVEL_NORMAL,
     common_pb2.BOT_LEVEL_HARD,
 )
+#: The expert's budget in these tests: a few rollouts and no time bound (deterministic).
+TEST_BUDGET = ExpertBudget(playouts=12, seconds=None)
 #: Hands played per preset for the positions (about 45 positions a hand).
 HANDS_PER_PRESET = 16
 
@@ -75,7 +81,13 @@ HANDS_PER_PRESET = 16
 
 
 def _start_server(var_dir: Any) -> ThreadedServer:
-    return ThreadedServer("bot", register, ACCESS, JwksVerifier(jwks_of(KEY)), var_dir)
+    return ThreadedServer(
+        "bot",
+        lambda server: register(server, TEST_BUDGET),
+        ACCESS,
+        JwksVerifier(jwks_of(KEY)),
+        var_dir,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -366,6 +378,50 @@ def test_answers_half_way_through_a_turn_apply(stub: Any) -> None:
                 refused.append((position.label, str(action), error.code))
                 break
     assert not refused, refused[:5]
+
+
+def test_expert_answers_apply_blind_and_deterministic(stub: Any) -> None:
+    """BOT_LEVEL_EXPERT (a sample of the positions: its answers cost rollouts): the answer
+    applies to the real state and to a twin behind the same view, names the expert level, and
+    the same request gets the same answer."""
+    rng = random.Random(5)
+    asked = 0
+    for number, position in enumerate(positions()[::40]):
+        state, seat, label = position.state, position.seat, position.label
+        history = position.history if number % 2 == 0 else ()
+        request = request_for(state, common_pb2.BOT_LEVEL_EXPERT, seed=number, history=history)
+        response = stub.NextStep(request, metadata=AUTH, timeout=30)
+        asked += 1
+        assert response.level == common_pb2.BOT_LEVEL_EXPERT
+        assert response.reason.startswith("expert:"), label
+        actions = answered(response)
+        check_shape(state, play(state, seat, actions, label), actions, label)
+        twin = hidden_twin(state, seat, rng)
+        assert request_for(twin, common_pb2.BOT_LEVEL_EXPERT, seed=number, history=history) == (
+            request
+        )
+        check_shape(twin, play(twin, seat, actions, f"{label} (twin)"), actions, label)
+        if number % 3 == 0:
+            assert stub.NextStep(request, metadata=AUTH, timeout=30) == response, label
+    assert asked >= 40
+
+
+def test_every_level_is_served_and_accepted_by_the_lobby() -> None:
+    """Each BotLevel value is a level the bot service plays, and one the lobby's tables and
+    tournaments accept for their bots."""
+    values = set(common_pb2.BotLevel.values())
+    assert set(SERVED_LEVELS) == values
+    assert set(checks.BOT_LEVELS) == values
+    assert common_pb2.BOT_LEVEL_EXPERT in values
+
+
+def test_the_expert_budget_is_configured_by_flags_and_environment() -> None:
+    default = expert_budget(load_settings("bot", {}, {}))
+    assert (default.seconds, default.playouts) == (0.8, 96)
+    given = expert_budget(
+        load_settings("bot", {"expert_seconds": "0.3"}, {"OKEY_BOT_EXPERT_PLAYOUTS": "40"})
+    )
+    assert (given.seconds, given.playouts) == (0.3, 40)
 
 
 def test_unspecified_level_plays_normal(stub: Any) -> None:

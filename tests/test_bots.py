@@ -2,6 +2,10 @@
 the phase requires, reads nothing outside the seat's view, is deterministic for a seed; the
 duplicate bench plays without an illegal action.
 
+``EXPERT`` is held to the same rules on a sample of the positions (its decisions cost rollouts),
+with a small budget of rollouts and no time bound (its count of rollouts is the deterministic
+knob).
+
 Positions come from seeded random playouts of the three presets (draw-phase and play-phase
 positions, after a draw and after a take), and from games between the bots themselves.
 """
@@ -17,8 +21,10 @@ import pytest
 
 from okey101.bench import bots_bench
 from okey101.engine.actions import Action, Discard, Draw, GiveBack, TakeDiscard
-from okey101.engine.bots.entry_points import decide, fallback_decision
-from okey101.engine.bots.levels import BotLevel
+from okey101.engine.bots import entry_points
+from okey101.engine.bots.entry_points import fallback_decision
+from okey101.engine.bots.expert import ExpertBudget, RolloutPlayer, sample_world
+from okey101.engine.bots.levels import BotLevel, Decision
 from okey101.engine.bots.memory import BotMemory
 from okey101.engine.bots.shadow import shadow_state
 from okey101.engine.deal import deal, shuffled_deck
@@ -26,11 +32,31 @@ from okey101.engine.errors import RuleViolation
 from okey101.engine.hand import Event, EventKind, HandState, Phase, apply
 from okey101.engine.playout import RandomPlayer
 from okey101.engine.rules import RuleSet
-from okey101.engine.view import view
+from okey101.engine.view import SeatView, view
 
 PRESETS = ("oyna", "boombala", "north_sultan")
 LEVELS = tuple(BotLevel)
+# The levels that play the bots' games the positions come from.
+GAME_LEVELS = (BotLevel.RANDOM, BotLevel.EASY, BotLevel.NORMAL, BotLevel.HARD)
 HANDS_PER_PRESET = 16
+# The expert's budget in tests: a few rollouts, no time bound (deterministic).
+TEST_BUDGET = ExpertBudget(playouts=12, seconds=None)
+# The expert sees every EXPERT_STRIDE-th position of a test's sample.
+EXPERT_STRIDE = 12
+
+
+def decide(
+    seen: SeatView,
+    rules: RuleSet,
+    level: BotLevel,
+    seed: int,
+    memory: BotMemory | None = None,
+) -> Decision:
+    return entry_points.decide(seen, rules, level, seed, memory, budget=TEST_BUDGET)
+
+
+def _sample(level: BotLevel, found: tuple[Position, ...]) -> tuple[Position, ...]:
+    return found[::EXPERT_STRIDE] if level is BotLevel.EXPERT else found
 
 
 @dataclass(frozen=True)
@@ -53,7 +79,7 @@ def _play_positions(preset: str, number: int, bots: bool) -> list[Position]:
     state = deal(rules, number % 4, shuffled_deck(rng))
     memories = [BotMemory(seat) for seat in range(4)]
     players = [RandomPlayer(random.Random(rng.randrange(2**32))) for _ in range(4)]
-    levels = [LEVELS[(number + seat) % len(LEVELS)] for seat in range(4)]
+    levels = [GAME_LEVELS[(number + seat) % len(GAME_LEVELS)] for seat in range(4)]
     out: list[Position] = []
     turns = 0
     while not state.ended and turns < 300:
@@ -126,7 +152,7 @@ def test_positions_cover_both_phases_and_every_preset() -> None:
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_every_decision_is_legal_in_the_real_state(level: BotLevel) -> None:
-    for index, position in enumerate(positions()):
+    for index, position in enumerate(_sample(level, positions())):
         state = position.state
         seat = state.turn
         rules = state.rules
@@ -140,10 +166,10 @@ def test_every_decision_is_legal_in_the_real_state(level: BotLevel) -> None:
         assert decision.level is level
 
 
-@pytest.mark.parametrize("level", [BotLevel.EASY, BotLevel.NORMAL, BotLevel.HARD])
+@pytest.mark.parametrize("level", [BotLevel.EASY, BotLevel.NORMAL, BotLevel.HARD, BotLevel.EXPERT])
 def test_no_plus_101_when_a_free_discard_exists(level: BotLevel) -> None:
     """Never the okey or a playable tile thrown without reason (the finish is exempt)."""
-    for index, position in enumerate(positions()[::3]):
+    for index, position in enumerate(_sample(level, positions()[::3])):
         state = position.state
         if state.phase is Phase.DRAW:
             continue
@@ -186,7 +212,7 @@ def _same_view_other_hidden(state: HandState, seed: int) -> HandState:
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_decisions_need_nothing_outside_the_view(level: BotLevel) -> None:
-    for index, position in enumerate(positions()[::4]):
+    for index, position in enumerate(_sample(level, positions()[::4])):
         state = position.state
         seat = state.turn
         other = _same_view_other_hidden(state, index)
@@ -202,7 +228,7 @@ def test_decisions_need_nothing_outside_the_view(level: BotLevel) -> None:
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_deterministic_for_a_seed(level: BotLevel) -> None:
-    for index, position in enumerate(positions()[::7]):
+    for index, position in enumerate(_sample(level, positions()[::7])):
         state = position.state
         seen = view(state, state.turn)
         once = decide(seen, state.rules, level, 1000 + index, position.memory)
@@ -274,3 +300,75 @@ def test_duplicate_bench_plays_without_illegal_actions() -> None:
             figures = bots_bench.run(3, candidate, reference, 5, preset=preset, workers=1)
             assert figures["illegal_actions"] == 0
             assert figures["stuck_hands"] == 0
+
+
+def test_expert_worlds_hold_only_unseen_tiles_and_keep_taken_ones() -> None:
+    """A sampled world keeps everything the seat sees, deals only the tiles it has not seen
+    (each once, the racks' sizes kept), and a tile another seat took and holds stays there."""
+    checked_taken = 0
+    for index, position in enumerate(positions()[::9]):
+        state = position.state
+        seat = state.turn
+        shadow = shadow_state(view(state, seat), state.rules, position.memory)
+        world = sample_world(shadow, seat, position.memory, random.Random(index))
+        assert world is not None
+        assert view(world, seat) == view(state, seat)
+        hidden = sorted(
+            tile.id for i, s in enumerate(state.seats) if i != seat for tile in s.rack
+        ) + [tile.id for tile in state.stock]
+        dealt = [tile.id for i, s in enumerate(world.seats) if i != seat for tile in s.rack]
+        dealt += [tile.id for tile in world.stock]
+        assert sorted(dealt) == sorted(hidden)
+        for taker, tile_id in position.memory.taken:
+            if taker != seat and any(t.id == tile_id for t in state.seats[taker].rack):
+                assert any(t.id == tile_id for t in world.seats[taker].rack)
+                checked_taken += 1
+    assert checked_taken > 0
+
+
+def test_expert_weighs_rivals_and_sometimes_overrules_hard() -> None:
+    """The expert plays HARD's turn unless its rollouts find a better one: over many positions
+    it keeps most of HARD's turns and changes some, and its reasons say which."""
+    same = changed = 0
+    for index, position in enumerate(positions()[::15]):
+        state = position.state
+        seen = view(state, state.turn)
+        budget = ExpertBudget(playouts=24, seconds=None, margin=1.0)
+        hard = entry_points.decide(seen, state.rules, BotLevel.HARD, index, position.memory)
+        expert = entry_points.decide(
+            seen, state.rules, BotLevel.EXPERT, index, position.memory, budget=budget
+        )
+        assert expert.reason.startswith("expert:")
+        if expert.actions == hard.actions:
+            same += 1
+        else:
+            changed += 1
+            assert "beats hard's turn" in expert.reason
+            _apply_all(state, state.turn, expert.actions)
+    assert same > changed > 0
+
+
+def test_expert_time_budget_still_answers_a_legal_turn() -> None:
+    """With almost no time, the expert weighs one world and still answers a legal turn."""
+    budget = ExpertBudget(playouts=400, seconds=1e-6)
+    for index, position in enumerate(positions()[::97]):
+        state = position.state
+        seat = state.turn
+        decision = entry_points.decide(
+            view(state, seat), state.rules, BotLevel.EXPERT, index, position.memory, budget=budget
+        )
+        after = _apply_all(state, seat, decision.actions)
+        _check_shape(state, decision.actions, after)
+
+
+def test_rollout_player_throws_its_loosest_tile() -> None:
+    """The rollouts' greedy discard: a lone high tile before a tile in a run or a pair."""
+    position = next(
+        p for p in positions() if p.state.phase is Phase.PLAY and not p.state.this_turn.taken
+    )
+    state = position.state
+    seat = state.turn
+    order = RolloutPlayer(random.Random(0)).discard_order(state, seat)
+    assert sorted(t.id for t in order) == sorted(t.id for t in state.seats[seat].rack)
+    okey = state.okey
+    assert not okey.is_wild(order[0]) or all(okey.is_wild(t) for t in order)

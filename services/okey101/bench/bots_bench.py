@@ -35,6 +35,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from okey101.engine.bots.entry_points import decide
+from okey101.engine.bots.expert import DEFAULT_BUDGET, ExpertBudget
 from okey101.engine.bots.levels import BotLevel
 from okey101.engine.bots.memory import BotMemory
 from okey101.engine.deal import deal, shuffled_deck
@@ -59,8 +60,9 @@ class HandRecord:
     opened: tuple[bool, ...]
     finished: tuple[bool, ...]
     penalties: tuple[int, ...]
-    # Decision times in ms, per seat.
+    # Decision times in ms, per seat (wall clock, and the process's CPU time).
     times: tuple[tuple[float, ...], ...]
+    cpu_times: tuple[tuple[float, ...], ...]
     illegal: int
     illegal_examples: list[str] = field(default_factory=list)
     # The hand went on past any real length (a bug): stopped and scored as it stood.
@@ -82,11 +84,13 @@ def play_hand(
     dealer: int,
     levels: Sequence[BotLevel],
     bot_seed: int,
+    budget: ExpertBudget = DEFAULT_BUDGET,
 ) -> HandRecord:
     """Play one hand with ``levels[seat]`` in each seat, through the real engine."""
     state = deal(rules, dealer, shuffled_deck(random.Random(deck_seed)))
     memories = [BotMemory(seat) for seat in range(SEATS)]
     times: list[list[float]] = [[] for _ in range(SEATS)]
+    cpu_times: list[list[float]] = [[] for _ in range(SEATS)]
     illegal = 0
     examples: list[str] = []
     steps = 0
@@ -100,6 +104,7 @@ def play_hand(
                 finished=(False,) * SEATS,
                 penalties=(0,) * SEATS,
                 times=tuple(tuple(t) for t in times),
+                cpu_times=tuple(tuple(t) for t in cpu_times),
                 illegal=illegal,
                 illegal_examples=examples,
                 stuck=True,
@@ -109,8 +114,10 @@ def play_hand(
         phase_code = 0 if state.phase is Phase.DRAW else 1
         seed = _mix(bot_seed, seat, state.turn_number, phase_code)
         started = time.perf_counter()
-        decision = decide(seat_view, rules, levels[seat], seed, memories[seat])
+        cpu_started = time.process_time()
+        decision = decide(seat_view, rules, levels[seat], seed, memories[seat], budget=budget)
         times[seat].append((time.perf_counter() - started) * 1000.0)
+        cpu_times[seat].append((time.process_time() - cpu_started) * 1000.0)
         for action in decision.actions:
             try:
                 state, events = apply(state, seat, action)
@@ -137,6 +144,7 @@ def play_hand(
             len(s.penalties) if result.reason is not EndReason.VOID else 0 for s in state.seats
         ),
         times=tuple(tuple(t) for t in times),
+        cpu_times=tuple(tuple(t) for t in cpu_times),
         illegal=illegal,
         illegal_examples=examples,
     )
@@ -169,6 +177,7 @@ class DealResult:
     control_finished: int
     control_penalties: int
     candidate_times: list[float]
+    candidate_cpu_times: list[float]
     all_times: list[float]
     illegal: int
     examples: list[str]
@@ -176,17 +185,27 @@ class DealResult:
 
 
 def play_deal(
-    number: int, seed: int, candidate: BotLevel, reference: BotLevel, preset: str
+    number: int,
+    seed: int,
+    candidate: BotLevel,
+    reference: BotLevel,
+    preset: str,
+    budget: ExpertBudget = DEFAULT_BUDGET,
 ) -> DealResult:
-    """Deal ``number``: the control and the four candidate seats."""
+    """Deal ``number``: the control and the four candidate seats.
+
+    A level against itself plays the control only: each candidate run would replay it (the
+    bots are functions of their seeds; an expert's time budget aside).
+    """
     rules = RuleSet.preset(preset)
     deck_seed = _mix(seed, number, 1)
     bot_seed = _mix(seed, number, 2)
     dealer = number % SEATS
-    control = play_hand(rules, deck_seed, dealer, [reference] * SEATS, bot_seed)
+    control = play_hand(rules, deck_seed, dealer, [reference] * SEATS, bot_seed, budget)
     candidate_points: list[int] = []
     opened = finished = penalties = 0
     candidate_times: list[float] = []
+    candidate_cpu_times: list[float] = []
     all_times = [t for seat_times in control.times for t in seat_times]
     illegal = control.illegal
     stuck = int(control.stuck)
@@ -194,12 +213,17 @@ def play_deal(
     for seat in range(SEATS):
         levels = [reference] * SEATS
         levels[seat] = candidate
-        record = play_hand(rules, deck_seed, dealer, levels, bot_seed)
+        record = (
+            control
+            if candidate is reference
+            else play_hand(rules, deck_seed, dealer, levels, bot_seed, budget)
+        )
         candidate_points.append(record.scores[seat])
         opened += record.opened[seat]
         finished += record.finished[seat]
         penalties += record.penalties[seat]
         candidate_times.extend(record.times[seat])
+        candidate_cpu_times.extend(record.cpu_times[seat])
         all_times.extend(t for seat_times in record.times for t in seat_times)
         illegal += record.illegal
         stuck += int(record.stuck)
@@ -217,6 +241,7 @@ def play_deal(
         control_finished=sum(control.finished),
         control_penalties=sum(control.penalties),
         candidate_times=candidate_times,
+        candidate_cpu_times=candidate_cpu_times,
         all_times=all_times,
         illegal=illegal,
         examples=examples,
@@ -240,10 +265,11 @@ def run(
     *,
     preset: str = "oyna",
     workers: int | None = None,
+    budget: ExpertBudget = DEFAULT_BUDGET,
 ) -> dict[str, object]:
     """Play ``deals`` deals in duplicate; the figures."""
     workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    args = [(number, seed, candidate, reference, preset) for number in range(deals)]
+    args = [(number, seed, candidate, reference, preset, budget) for number in range(deals)]
     started = time.perf_counter()
     if workers > 1 and deals > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -260,6 +286,7 @@ def run(
     else:
         half = math.inf
     candidate_times = [t for r in results for t in r.candidate_times]
+    candidate_cpu = [t for r in results for t in r.candidate_cpu_times]
     all_times = [t for r in results for t in r.all_times]
     return {
         "candidate": str(candidate),
@@ -280,6 +307,10 @@ def run(
         "decision_p50_ms": round(_percentile(candidate_times, 0.50), 3),
         "decision_p99_ms": round(_percentile(candidate_times, 0.99), 3),
         "decision_max_ms": round(max(candidate_times, default=0.0), 3),
+        "decision_cpu_p50_ms": round(_percentile(candidate_cpu, 0.50), 3),
+        "decision_cpu_p99_ms": round(_percentile(candidate_cpu, 0.99), 3),
+        "expert_playouts": budget.playouts,
+        "expert_seconds": budget.seconds,
         "all_decisions_p99_ms": round(_percentile(all_times, 0.99), 3),
         "decisions": len(candidate_times),
         "illegal_actions": sum(r.illegal for r in results),
@@ -289,7 +320,7 @@ def run(
     }
 
 
-def _play_deal_args(args: tuple[int, int, BotLevel, BotLevel, str]) -> DealResult:
+def _play_deal_args(args: tuple[int, int, BotLevel, BotLevel, str, ExpertBudget]) -> DealResult:
     return play_deal(*args)
 
 
@@ -302,10 +333,17 @@ def main(
     *,
     preset: str = "oyna",
     workers: int | None = None,
+    budget: ExpertBudget = DEFAULT_BUDGET,
 ) -> int:
     """Print the figures (the last line JSON with ``as_json``); exit 1 on an illegal action."""
     figures = run(
-        deals, BotLevel(candidate), BotLevel(reference), seed, preset=preset, workers=workers
+        deals,
+        BotLevel(candidate),
+        BotLevel(reference),
+        seed,
+        preset=preset,
+        workers=workers,
+        budget=budget,
     )
     ci95 = figures["ci95"]
     assert isinstance(ci95, list)
@@ -323,7 +361,8 @@ def main(
     )
     print(
         f"  decisions: p50 {figures['decision_p50_ms']} ms, p99 {figures['decision_p99_ms']} ms, "
-        f"max {figures['decision_max_ms']} ms over {figures['decisions']}; "
+        f"max {figures['decision_max_ms']} ms over {figures['decisions']} "
+        f"(CPU p50 {figures['decision_cpu_p50_ms']} ms, p99 {figures['decision_cpu_p99_ms']} ms); "
         f"illegal actions {figures['illegal_actions']}, hands that did not end "
         f"{figures['stuck_hands']}; {figures['seconds']} s"
     )

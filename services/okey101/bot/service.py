@@ -11,12 +11,18 @@ INVALID_ARGUMENT (a view without a seat or whose phase is not the request's: BAD
 whose seat is not the one to move is FAILED_PRECONDITION NOT_YOUR_TURN, an ended hand
 HAND_OVER.
 
+``expert`` searches within a budget per decision (``--expert-seconds``, 0.8 s, and at most
+``--expert-playouts`` rollouts, 96): its answer to the same request is the same unless the
+time bound cut it short on a loaded machine. Its decisions run in a worker thread, so the
+service's event loop keeps answering meanwhile.
+
 Metrics: ``okey_bot_decision_seconds``, a histogram of the time ``decide`` took, labelled by the
 level that played (never by a player, table or hand).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Mapping
 from typing import Final
@@ -26,6 +32,7 @@ from okey.v1 import bot_pb2, bot_pb2_grpc, common_pb2
 from prometheus_client import Histogram
 
 from okey101.engine.bots.entry_points import decide
+from okey101.engine.bots.expert import DEFAULT_BUDGET, ExpertBudget
 from okey101.engine.bots.levels import BotLevel
 from okey101.engine.bots.memory import BotMemory
 from okey101.engine.errors import InvalidInput, RuleViolation
@@ -55,12 +62,14 @@ LEVELS: Final[Mapping[int, BotLevel]] = {
     int(common_pb2.BOT_LEVEL_EASY): BotLevel.EASY,
     int(common_pb2.BOT_LEVEL_NORMAL): BotLevel.NORMAL,
     int(common_pb2.BOT_LEVEL_HARD): BotLevel.HARD,
+    int(common_pb2.BOT_LEVEL_EXPERT): BotLevel.EXPERT,
 }
 LEVELS_TO_PROTO: Final[Mapping[BotLevel, common_pb2.BotLevel]] = {
     BotLevel.RANDOM: common_pb2.BOT_LEVEL_RANDOM,
     BotLevel.EASY: common_pb2.BOT_LEVEL_EASY,
     BotLevel.NORMAL: common_pb2.BOT_LEVEL_NORMAL,
     BotLevel.HARD: common_pb2.BOT_LEVEL_HARD,
+    BotLevel.EXPERT: common_pb2.BOT_LEVEL_EXPERT,
 }
 
 DECISION_SECONDS: Final = Histogram(
@@ -89,8 +98,13 @@ def level_from_proto(value: int, *, field: str = "level") -> BotLevel:
     return level
 
 
-def next_step(request: bot_pb2.NextStepRequest, language: Language) -> bot_pb2.NextStepResponse:
-    """The bot's actions for the seat to move, in the phase the request names.
+def next_step(
+    request: bot_pb2.NextStepRequest,
+    language: Language,
+    budget: ExpertBudget = DEFAULT_BUDGET,
+) -> bot_pb2.NextStepResponse:
+    """The bot's actions for the seat to move, in the phase the request names (``budget``: an
+    expert's).
 
     ``language`` is the caller's (error sentences; the engine's reasons are in English).
     """
@@ -124,7 +138,7 @@ def next_step(request: bot_pb2.NextStepRequest, language: Language) -> bot_pb2.N
         # The table's own events (seats, turns, deals) read as None: nothing for the memory.
         memory = BotMemory.from_events(view.seat, [event for event in read if event is not None])
     started = time.perf_counter()
-    decision = decide(view, rules, level, request.seed, memory)
+    decision = decide(view, rules, level, request.seed, memory, budget=budget)
     DECISION_SECONDS.labels(level=decision.level.value).observe(time.perf_counter() - started)
     return bot_pb2.NextStepResponse(
         actions=[convert.action_to_proto(action) for action in decision.actions],
@@ -134,21 +148,33 @@ def next_step(request: bot_pb2.NextStepRequest, language: Language) -> bot_pb2.N
 
 
 class BotServicer(bot_pb2_grpc.BotServiceServicer):
-    """okey.v1.BotService: NextStep runs ``next_step``; an engine error ends the call with its
-    mapped status in the request's language."""
+    """okey.v1.BotService: NextStep runs ``next_step`` (an expert's in a worker thread); an
+    engine error ends the call with its mapped status in the request's language."""
+
+    def __init__(self, budget: ExpertBudget = DEFAULT_BUDGET) -> None:
+        self._budget = budget
 
     async def NextStep(  # noqa: N802 (the generated servicer's names)
         self, request: bot_pb2.NextStepRequest, context: Context
     ) -> bot_pb2.NextStepResponse:
-        return next_step(request, request_language(request, context.invocation_metadata()))
+        language = request_language(request, context.invocation_metadata())
+        if request.level == common_pb2.BOT_LEVEL_EXPERT:
+            return await asyncio.to_thread(next_step, request, language, self._budget)
+        return next_step(request, language, self._budget)
 
 
-def register(server: grpc.aio.Server) -> list[str]:
+def expert_budget(settings: Settings) -> ExpertBudget:
+    """The expert's budget per decision from the service's settings."""
+    return ExpertBudget(playouts=settings.expert_playouts, seconds=settings.expert_seconds)
+
+
+def register(server: grpc.aio.Server, budget: ExpertBudget = DEFAULT_BUDGET) -> list[str]:
     """Add BotService to ``server``; its full service name, for health and reflection."""
-    bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(), server)
+    bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(budget), server)
     return [SERVICE_NAME]
 
 
 async def serve_bot(settings: Settings) -> None:
     """Run the bot service until SIGTERM or SIGINT (the platform's ``serve``)."""
-    await serve(NAME, register, settings, access=ACCESS)
+    budget = expert_budget(settings)
+    await serve(NAME, lambda server: register(server, budget), settings, access=ACCESS)

@@ -74,7 +74,7 @@ def _bench_engine(args: argparse.Namespace) -> int:
 
 
 def _add_bench_bots(targets: Commands) -> None:
-    levels = ("random", "easy", "normal", "hard")
+    levels = ("random", "easy", "normal", "hard", "expert")
     parser = targets.add_parser(
         "bots",
         help="one bot level against another, in duplicate format",
@@ -88,14 +88,32 @@ def _add_bench_bots(targets: Commands) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     parser.add_argument("--rules", default="oyna", help="a preset (default: oyna)")
     parser.add_argument("--workers", type=positive_int, default=None, help="processes")
+    parser.add_argument(
+        "--expert-playouts",
+        type=positive_int,
+        default=None,
+        help="expert: rollouts per decision (default: the bot service's)",
+    )
+    parser.add_argument(
+        "--expert-seconds",
+        type=float,
+        default=None,
+        help="expert: seconds per decision (default: the bot service's; 0: no time bound)",
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
     parser.set_defaults(handler=_bench_bots)
 
 
 def _bench_bots(args: argparse.Namespace) -> int:
     from okey101.bench import bots_bench
+    from okey101.engine.bots.expert import DEFAULT_BUDGET, ExpertBudget
 
     (preset,) = _presets(args.rules)
+    seconds = DEFAULT_BUDGET.seconds if args.expert_seconds is None else args.expert_seconds
+    budget = ExpertBudget(
+        playouts=args.expert_playouts or DEFAULT_BUDGET.playouts,
+        seconds=seconds if seconds else None,
+    )
     return bots_bench.main(
         args.deals,
         args.candidate,
@@ -104,6 +122,7 @@ def _bench_bots(args: argparse.Namespace) -> int:
         args.json,
         preset=preset,
         workers=args.workers,
+        budget=budget,
     )
 
 

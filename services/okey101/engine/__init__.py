@@ -40,6 +40,7 @@ from okey101.engine.actions import (
     action_name,
 )
 from okey101.engine.bots.entry_points import decide, fallback_decision
+from okey101.engine.bots.expert import ExpertBudget
 from okey101.engine.bots.levels import BotLevel, Decision
 from okey101.engine.bots.memory import BotMemory
 from okey101.engine.deal import deal, shuffled_deck
@@ -125,6 +126,7 @@ __all__ = [
     "EndReason",
     "Event",
     "EventKind",
+    "ExpertBudget",
     "Finish",
     "GiveBack",
     "Group",

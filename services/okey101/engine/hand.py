@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from okey101.engine.actions import (
     Action,
@@ -44,7 +45,7 @@ from okey101.engine.rules import LeftDiscardPolicy, OneGoFinish, RuleSet, StockO
 from okey101.engine.scoring import doubling_reasons, score_hand
 from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
 from okey101.engine.solver.arrangement import Hand
-from okey101.engine.solver.playability import can_use, is_playable
+from okey101.engine.solver.playability import can_use, playable_faces
 from okey101.engine.tiles import Colour, Okey, Tile, face_colour, face_name, face_number, face_of
 
 # The engine's rules version: a state records it, and a state of another version is refused
@@ -174,9 +175,30 @@ def apply(state: HandState, seat: int, action: Action) -> tuple[HandState, tuple
     return handler(state, seat, action)
 
 
-def _replace_seat(state: HandState, index: int, **changes: object) -> tuple[Seat, ...]:
+_Record = TypeVar("_Record", HandState, Seat, ThisTurn)
+# Per record class: its fields' getter (all at once) and each field's position.
+_FIELDS: dict[type, tuple[operator.attrgetter[Any], dict[str, int]]] = {
+    cls: (
+        operator.attrgetter(*(field.name for field in dataclasses.fields(cls))),
+        {field.name: index for index, field in enumerate(dataclasses.fields(cls))},
+    )
+    for cls in (HandState, Seat, ThisTurn)
+}
+
+
+def _evolve(record: _Record, **changes: Any) -> _Record:
+    """``dataclasses.replace`` for the hand's records, without its per-call introspection (it
+    was a tenth of a random hand's time): the same new frozen record, built by its ``__init__``."""
+    getter, positions = _FIELDS[type(record)]
+    values = list(getter(record))
+    for name, value in changes.items():
+        values[positions[name]] = value
+    return type(record)(*values)
+
+
+def _replace_seat(state: HandState, index: int, **changes: Any) -> tuple[Seat, ...]:
     seats = list(state.seats)
-    seats[index] = dataclasses.replace(seats[index], **changes)  # type: ignore[arg-type]
+    seats[index] = _evolve(seats[index], **changes)
     return tuple(seats)
 
 
@@ -210,7 +232,7 @@ def _must_keep_a_discard(state: HandState, seat: int, rest: tuple[Tile, ...]) ->
     "you cannot finish by throwing it as your last tile"), else the turn could not end."""
     _must_keep_a_tile(rest)
     if len(rest) == 1:
-        me = dataclasses.replace(state.seats[seat], rack=rest)
+        me = _evolve(state.seats[seat], rack=rest)
         _check_taken_discard(state, me, rest[0], ())
 
 
@@ -276,7 +298,7 @@ def _draw(state: HandState, seat: int, action: Draw) -> tuple[HandState, tuple[E
         raise RuleViolation("STOCK_EMPTY")
     tile = state.stock[0]
     rack = (*state.seats[seat].rack, tile)
-    new = dataclasses.replace(
+    new = _evolve(
         state,
         seats=_replace_seat(state, seat, rack=rack),
         stock=state.stock[1:],
@@ -312,16 +334,14 @@ def _take(state: HandState, seat: int, action: TakeDiscard) -> tuple[HandState, 
     left = left_of(seat)
     left_discards = state.seats[left].discards
     seats = list(state.seats)
-    seats[left] = dataclasses.replace(seats[left], discards=left_discards[:-1])
-    seats[seat] = dataclasses.replace(me, rack=(*me.rack, tile))
-    new = dataclasses.replace(
+    seats[left] = _evolve(seats[left], discards=left_discards[:-1])
+    seats[seat] = _evolve(me, rack=(*me.rack, tile))
+    new = _evolve(
         state,
         seats=tuple(seats),
         phase=Phase.PLAY,
         takeable=None,
-        this_turn=dataclasses.replace(
-            state.this_turn, taken=tile, taken_unopened=me.opened_as is None
-        ),
+        this_turn=_evolve(state.this_turn, taken=tile, taken_unopened=me.opened_as is None),
     )
     return new, (Event(EventKind.TOOK, seat, tiles=(tile,)),)
 
@@ -339,13 +359,13 @@ def _give_back(
         raise RuleViolation("GIVE_BACK_AFTER_PLAY")
     left = left_of(seat)
     seats = list(state.seats)
-    seats[left] = dataclasses.replace(seats[left], discards=(*seats[left].discards, taken))
-    seats[seat] = dataclasses.replace(
+    seats[left] = _evolve(seats[left], discards=(*seats[left].discards, taken))
+    seats[seat] = _evolve(
         me,
         rack=tuple(tile for tile in me.rack if tile.id != taken.id),
         penalties=(*me.penalties, PenaltyReason.GAVE_BACK),
     )
-    new = dataclasses.replace(
+    new = _evolve(
         state,
         seats=tuple(seats),
         phase=Phase.DRAW,
@@ -421,13 +441,13 @@ def _opened(
 ) -> tuple[HandState, tuple[Event, ...]]:
     start = len(state.table)
     table = (*state.table, *(TableMeld(meld, seat) for meld in melds))
-    new = dataclasses.replace(
+    new = _evolve(
         state,
         seats=_replace_seat(
             state, seat, rack=rest, opened_as=kind, opened_on_turn=state.turn_number
         ),
         table=table,
-        this_turn=dataclasses.replace(state.this_turn, opened=True),
+        this_turn=_evolve(state.this_turn, opened=True),
     )
     events = tuple(
         Event(
@@ -466,7 +486,7 @@ def _lay_down(state: HandState, seat: int, action: LayDown) -> tuple[HandState, 
     melds = _build_groups(state, action.groups)
     _must_keep_a_discard(state, seat, rest)
     start = len(state.table)
-    new = dataclasses.replace(
+    new = _evolve(
         state,
         seats=_replace_seat(state, seat, rack=rest),
         table=(*state.table, *(TableMeld(meld, seat) for meld in melds)),
@@ -504,11 +524,11 @@ def _lay_off(state: HandState, seat: int, action: LayOff) -> tuple[HandState, tu
     _must_keep_a_discard(state, seat, rest)
     table = list(state.table)
     table[action.meld] = TableMeld(grown, state.table[action.meld].owner)
-    new = dataclasses.replace(
+    new = _evolve(
         state,
         seats=_replace_seat(state, seat, rack=rest),
         table=tuple(table),
-        this_turn=dataclasses.replace(state.this_turn, laid_off=state.this_turn.laid_off + 1),
+        this_turn=_evolve(state.this_turn, laid_off=state.this_turn.laid_off + 1),
     )
     return new, (Event(EventKind.LAID_OFF, seat, tiles=(action.tile,), meld=action.meld),)
 
@@ -627,11 +647,11 @@ def _take_okey(
     rack = (*rest, *freed)
     table = list(state.table)
     table[action.meld] = TableMeld(grown, state.table[action.meld].owner)
-    new = dataclasses.replace(
+    new = _evolve(
         state,
         seats=_replace_seat(state, seat, rack=rack),
         table=tuple(table),
-        this_turn=dataclasses.replace(state.this_turn, took_okey=True),
+        this_turn=_evolve(state.this_turn, took_okey=True),
     )
     return new, (Event(EventKind.TOOK_OKEY, seat, tiles=tuple(action.tiles), meld=action.meld),)
 
@@ -667,8 +687,26 @@ def _show_indicator(
     shown = next((tile for tile in me.rack if not tile.is_false_joker and tile.face == twin), None)
     if shown is None:
         raise RuleViolation("NO_INDICATOR_TWIN", tile=face_name(twin))
-    new = dataclasses.replace(state, seats=_replace_seat(state, seat, showed_indicator=True))
+    new = _evolve(state, seats=_replace_seat(state, seat, showed_indicator=True))
     return new, (Event(EventKind.SHOWED_INDICATOR, seat, tiles=(shown,), points=points),)
+
+
+# The playable faces of recent tables, by the table's identity: a table is unchanged by most
+# moves (its tuple is carried over), and every discard asks. Entries hold the table and the
+# rules they were computed for, so an id reused by a new object is never mistaken for them.
+_PLAYABLE: dict[int, tuple[tuple[TableMeld, ...], RuleSet, frozenset[int]]] = {}
+
+
+def _playable_faces(state: HandState) -> frozenset[int]:
+    table = state.table
+    known = _PLAYABLE.get(id(table))
+    if known is not None and known[0] is table and known[1] is state.rules:
+        return known[2]
+    faces = playable_faces(state.table_melds(), state.rules)
+    if len(_PLAYABLE) >= 256:
+        _PLAYABLE.clear()
+    _PLAYABLE[id(table)] = (table, state.rules, faces)
+    return faces
 
 
 def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, tuple[Event, ...]]:
@@ -684,7 +722,7 @@ def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, t
     if not finishing:
         if state.okey.is_wild(tile):
             penalties = (*penalties, PenaltyReason.OKEY_DISCARDED)
-        elif is_playable(tile, state.okey, state.table_melds(), rules):
+        elif state.okey.plays_as(tile) in _playable_faces(state):
             penalties = (*penalties, PenaltyReason.PLAYABLE_DISCARDED)
         if len(penalties) > len(me.penalties):
             events.append(
@@ -704,7 +742,7 @@ def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, t
         penalties=penalties,
         turns_played=me.turns_played + 1,
     )
-    after = dataclasses.replace(state, seats=seats)
+    after = _evolve(state, seats=seats)
     if finishing:
         finish = finish_of(state, seat, tile)
         ended = _end_hand(after, EndReason.FINISHED, finish)
@@ -713,7 +751,7 @@ def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, t
         ended = _end_hand(after, EndReason.STOCK_OUT, None)
         return ended, (*events, _end_event(ended))
     nxt = (seat + 1) % SEATS
-    new = dataclasses.replace(
+    new = _evolve(
         after,
         turn=nxt,
         phase=Phase.DRAW,
@@ -765,7 +803,7 @@ def finish_of(state: HandState, seat: int, last: Tile) -> Finish:
 
 def _end_hand(state: HandState, reason: EndReason, finish: Finish | None) -> HandState:
     result = score_hand(state, reason, finish)
-    return dataclasses.replace(state, phase=Phase.ENDED, result=result, takeable=None)
+    return _evolve(state, phase=Phase.ENDED, result=result, takeable=None)
 
 
 def _end_event(state: HandState) -> Event:

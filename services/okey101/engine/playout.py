@@ -31,12 +31,13 @@ from okey101.engine.actions import (
 )
 from okey101.engine.errors import OkeyError
 from okey101.engine.hand import Event, HandState, Phase, apply
-from okey101.engine.melds import MeldKind
+from okey101.engine.melds import HIGH_ONE, Meld, MeldKind
 from okey101.engine.seat import OpenedAs
 from okey101.engine.solver.arrangement import Hand
 from okey101.engine.solver.bounds import quick_value_bound
 from okey101.engine.solver.openings import best_opening, least_leftover, opening_value_bound
-from okey101.engine.solver.pairs import best_pairs
+from okey101.engine.solver.pairs import best_pairs, most_pairs_bound
+from okey101.engine.tiles import Tile, face_of
 
 # How often a random player tries to take the left discard rather than draw.
 TAKE_CHANCE = 0.25
@@ -71,7 +72,7 @@ class _Step:
         return True
 
 
-@dataclass(slots=True)
+@dataclass
 class RandomPlayer:
     """A seeded player that makes legal moves, greedy only about putting tiles down."""
 
@@ -112,9 +113,13 @@ class RandomPlayer:
             self._put_down(seat, step)
             if step.ended():
                 return True
-        rack = list(step.state.seats[seat].rack)
+        return any(step(Discard(tile)) for tile in self.discard_order(step.state, seat))
+
+    def discard_order(self, state: HandState, seat: int) -> list[Tile]:
+        """The discards to try, in order (the first the rules allow ends the turn): at random."""
+        rack = list(state.seats[seat].rack)
         self.rng.shuffle(rack)
-        return any(step(Discard(tile)) for tile in rack)
+        return rack
 
     def _put_down(self, seat: int, step: _Step) -> None:
         state = step.state
@@ -138,7 +143,7 @@ class RandomPlayer:
                 and (opening.value >= rules.opening_min_points or len(opening.leftover) == 1)
             ):
                 step(Open(tuple(Group(meld.tiles) for meld in opening.melds)))
-            else:
+            elif most_pairs_bound(hand) >= rules.opening_min_pairs:
                 pairs = best_pairs(hand, required=taken)
                 if pairs.pair_count >= rules.opening_min_pairs:
                     step(OpenPairs(tuple((m.tiles[0], m.tiles[1]) for m in pairs.melds)))
@@ -154,6 +159,7 @@ class RandomPlayer:
 
     def _lay_off_all(self, seat: int, step: _Step) -> None:
         progress = True
+        top = HIGH_ONE if step.state.rules.run_may_end_12_13_1 else 13
         while progress:
             progress = False
             state = step.state
@@ -165,18 +171,35 @@ class RandomPlayer:
                 meld = item.meld
                 if meld.kind is MeldKind.PAIR:
                     continue
+                # Only the tiles the meld can take are tried (the engine refuses the others,
+                # and a refusal costs an exception): a set's missing colours, a run's ends.
+                fits: set[int]
+                if meld.kind is MeldKind.SET:
+                    if len(meld.tiles) >= 4:
+                        continue
+                    fits = {face_of(c, meld.number) for c in range(4)} - _real_faces(meld)
+                else:
+                    colour = meld.colour
+                    assert colour is not None
+                    fits = set()
+                    if meld.high < top:
+                        fits.add(_run_face(colour, meld.high + 1))
+                    if meld.low > 1:
+                        fits.add(_run_face(colour, meld.low - 1))
                 for tile in rack:
                     if okey.is_wild(tile):
                         continue  # keep okeys: laying them off is rarely worth it
                     face = okey.plays_as(tile)
+                    if face not in fits:
+                        continue
+                    ends: list[End | None] = []
                     if meld.kind is MeldKind.SET:
-                        ends: Sequence[End | None] = (None,)
-                        if face % 13 + 1 != meld.number:
-                            continue
+                        ends.append(None)
                     else:
-                        if meld.colour is None or face // 13 != meld.colour:
-                            continue
-                        ends = (End.LOW, End.HIGH)
+                        if meld.low > 1 and _run_face(meld.colour, meld.low - 1) == face:
+                            ends.append(End.LOW)
+                        if meld.high < top and _run_face(meld.colour, meld.high + 1) == face:
+                            ends.append(End.HIGH)
                     for end in ends:
                         if step(LayOff(tile, index, end)):
                             progress = True
@@ -185,6 +208,20 @@ class RandomPlayer:
                         break
                 if progress:
                     break
+
+
+def _real_faces(meld: Meld) -> set[int]:
+    """The faces of a set's real tiles (an okey in a set of three closes no colour)."""
+    return {
+        face
+        for face, wild in zip(meld.stands_for, meld.wild, strict=True)
+        if face is not None and not wild
+    }
+
+
+def _run_face(colour: int | None, place: int) -> int:
+    assert colour is not None
+    return face_of(colour, 1 if place == HIGH_ONE else place)
 
 
 @dataclass(frozen=True, slots=True)

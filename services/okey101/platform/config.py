@@ -76,6 +76,9 @@ class Settings:
     login_limit_per_minute: int = 10
     host_table_limit_per_minute: int = 10
     quick_match_limit_per_minute: int = 20
+    # The bot service's: an expert decision's budget (seconds, and rollouts at most).
+    expert_seconds: float = 0.8
+    expert_playouts: int = 96
 
     def replace(self, **changes: object) -> Settings:
         """A copy with some settings changed (tests use port 0 and short drains)."""
@@ -140,6 +143,8 @@ SETTINGS: tuple[_Spec, ...] = (
         "--quick-match-limit-per-minute",
         "lobby: JoinQuickMatch calls a minute per player (default 20)",
     ),
+    _Spec("expert_seconds", "--expert-seconds", "bot: seconds an expert decision may take"),
+    _Spec("expert_playouts", "--expert-playouts", "bot: rollouts an expert decision may play"),
 )
 
 #: The services one service may call, by name: the ``<name>_address`` settings.
@@ -224,6 +229,8 @@ def load_settings(
         login_limit_per_minute=_count("login_limit_per_minute", raw, 10),
         host_table_limit_per_minute=_count("host_table_limit_per_minute", raw, 10),
         quick_match_limit_per_minute=_count("quick_match_limit_per_minute", raw, 20),
+        expert_seconds=_positive("expert_seconds", raw("expert_seconds"), 0.8),
+        expert_playouts=_count("expert_playouts", raw, 96),
     )
     if settings.jwks_url and settings.jwks_file:
         raise ConfigError("set jwks_url or jwks_file, not both")

@@ -164,7 +164,7 @@ class Autoplay:
         ).digest()
         seed = int.from_bytes(digest[:8], "big")
         request = bot_pb2.NextStepRequest(view=view, phase=view.phase, level=level, seed=seed)  # type: ignore[arg-type]
-        if level == common_pb2.BOT_LEVEL_HARD:
+        if level in (common_pb2.BOT_LEVEL_HARD, common_pb2.BOT_LEVEL_EXPERT):
             request.history.extend(await self._history(live, seat))
         try:
             answer = await call_peer(

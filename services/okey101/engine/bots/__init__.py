@@ -42,8 +42,15 @@ Levels:
   then leaves fewer points; not feeding the next seat (it avoids tiles near the ones that seat
   picked up, and prefers tiles it threw itself).
 
-Every level is a function of (view, rules, level, seed, memory): ``RANDOM`` draws on
-``random.Random(seed)``, the others use no randomness at all.
+- ``EXPERT``: ``HARD``'s turn and its rivals (draw or take; the same put-down with other
+  discards), each played in worlds sampled from the tiles the seat has not seen (a tile another
+  seat took stays in its rack) and the hand played out by greedy random players; the rival
+  that beats ``HARD``'s turn by more than the noise is played (``expert``). Bounded by a count
+  of rollouts and a time budget (``ExpertBudget``).
+
+Every level is a function of (view, rules, level, seed, memory): ``RANDOM`` and ``EXPERT`` draw on
+``random.Random(seed)``, the others use no randomness at all (``EXPERT`` with a time budget may
+weigh fewer worlds on a slow machine: its count of rollouts is the deterministic bound).
 
 The modules, each using only those before it:
 
@@ -53,7 +60,7 @@ The modules, each using only those before it:
   estimates built from it;
 - ``random_level``: ``RANDOM``; ``evaluation``: what a plan or keeping a tile is worth;
 - ``discard``, ``put_down``, ``opening``: the discard, the lay-downs and lay-offs after opening,
-  the opening; ``play`` and ``draw``: the two phases;
+  the opening; ``play`` and ``draw``: the two phases; ``expert``: ``EXPERT``'s rollouts;
 - ``entry_points``: ``decide`` and ``fallback_decision``.
 
 This package's ``__init__`` holds no code: import from the module (or from ``okey101.engine``).

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from okey101.engine.bots.context import build_context
 from okey101.engine.bots.draw import draw_decision
+from okey101.engine.bots.expert import DEFAULT_BUDGET, ExpertBudget, expert_decision
 from okey101.engine.bots.levels import BotLevel, Decision
 from okey101.engine.bots.memory import BotMemory
 from okey101.engine.bots.play import play_decision
@@ -22,17 +23,24 @@ def decide(
     level: BotLevel,
     seed: int,
     memory: BotMemory | None = None,
+    *,
+    budget: ExpertBudget = DEFAULT_BUDGET,
 ) -> Decision:
-    """The bot's actions for the current phase of ``view`` (the seat to move) and why."""
+    """The bot's actions for the current phase of ``view`` (the seat to move) and why.
+
+    ``budget``: how much ``EXPERT`` may search (its rollouts, and seconds).
+    """
     _check_view(view)
     known = (memory or BotMemory(view.seat)).observe_view(view)
     state = shadow_state(view, rules, known)
     if level is BotLevel.RANDOM:
         return random_decision(state, view.seat, seed, BotLevel.RANDOM)
-    ctx = build_context(view, rules, level, known)
-    if view.phase is Phase.DRAW:
-        return draw_decision(ctx, state)
-    return play_decision(ctx, state)
+    expert = level is BotLevel.EXPERT
+    ctx = build_context(view, rules, BotLevel.HARD if expert else level, known)
+    decision = draw_decision(ctx, state) if view.phase is Phase.DRAW else play_decision(ctx, state)
+    if expert:
+        return expert_decision(state, view.seat, known, decision, seed, budget)
+    return decision
 
 
 def fallback_decision(view: SeatView, rules: RuleSet, seed: int) -> Decision:

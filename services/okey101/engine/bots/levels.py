@@ -44,9 +44,17 @@ class BotLevel(enum.StrEnum):
     EASY = "easy"
     NORMAL = "normal"
     HARD = "hard"
+    # HARD's turn and its rivals weighed by rollouts over sampled hidden tiles (``expert``).
+    EXPERT = "expert"
 
 
-RANK = {BotLevel.RANDOM: 0, BotLevel.EASY: 1, BotLevel.NORMAL: 2, BotLevel.HARD: 3}
+RANK = {
+    BotLevel.RANDOM: 0,
+    BotLevel.EASY: 1,
+    BotLevel.NORMAL: 2,
+    BotLevel.HARD: 3,
+    BotLevel.EXPERT: 4,
+}
 
 
 @dataclass(frozen=True, slots=True)

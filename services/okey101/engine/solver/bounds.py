@@ -12,15 +12,20 @@ from okey101.engine.tiles import FACE_COUNT
 def meldable_faces(hand: Hand, rules: RuleSet) -> tuple[int, list[tuple[int, int]]]:
     """The okeys held, and (face, count) of every face that could be in some meld at all: in
     reach of a run given the okeys held, or on a number with enough colours for a set."""
-    okey = hand.okey
+    okey_face = hand.okey.face
     okeys = 0
     counts = [0] * FACE_COUNT
     present = [0, 0, 0, 0]  # per colour, bit p set when place p (1-14) is held
     for tile in hand.tiles:
-        if okey.is_wild(tile):
+        # Okey.is_wild and Okey.plays_as, inlined: this runs for every unopened turn.
+        tile_id = tile.id
+        if tile_id >= 104:
+            face = okey_face  # a false joker plays as the okey's face
+        elif tile_id >> 1 == okey_face:
             okeys += 1
             continue
-        face = okey.plays_as(tile)
+        else:
+            face = tile_id >> 1
         counts[face] += 1
         present[face // 13] |= 1 << (face % 13 + 1)
     high_one = rules.run_may_end_12_13_1
@@ -29,7 +34,11 @@ def meldable_faces(hand: Hand, rules: RuleSet) -> tuple[int, list[tuple[int, int
             if present[colour] & 2:
                 present[colour] |= 1 << HIGH_ONE
     top = HIGH_ONE if high_one else 13
-    colours_at = [sum(1 for c in range(4) if present[c] >> number & 1) for number in range(14)]
+    red, yellow, blue, black = present
+    colours_at = [
+        (red >> number & 1) + (yellow >> number & 1) + (blue >> number & 1) + (black >> number & 1)
+        for number in range(14)
+    ]
     meldable: list[tuple[int, int]] = []
     for face in range(FACE_COUNT):
         count = counts[face]

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from okey101.engine.rules import RuleSet
 from okey101.engine.solver.arrangement import Arrangement, Hand
 from okey101.engine.solver.bounds import quick_tiles_bound
-from okey101.engine.solver.objective import COUNT_TILES, REQUIRED_BONUS
+from okey101.engine.solver.objective import COUNT_TILES, IMPOSSIBLE, REQUIRED_BONUS
 from okey101.engine.solver.search import best_runs_and_sets, problem_of, solve
 from okey101.engine.tiles import Okey, Tile, face_number
 
@@ -25,9 +25,15 @@ def opening_value_bound(
     """
     problem, _wild, _pools = problem_of(hand, rules, required)
     if required is not None:
-        value = solve(problem).value
+        value = solve(problem, floor=_required_floor(at_least)).value
         return value - REQUIRED_BONUS if value >= REQUIRED_BONUS else 0
     return max(solve(problem, floor=at_least - 1).value, 0)
+
+
+def _required_floor(at_least: int) -> int:
+    """The search's floor when a required tile's bonus is in the value: only ``at_least`` and
+    more matter."""
+    return REQUIRED_BONUS + at_least - 1 if at_least > 0 else IMPOSSIBLE
 
 
 def best_opening(
@@ -91,11 +97,12 @@ def most_tiles_down(
 ) -> int:
     """How many tiles of ``hand`` can go down as runs and sets at once (-1: ``required`` can't).
 
-    With ``at_least`` (and no ``required``) the answer is exact only when it reaches it.
+    With ``at_least`` the answer is exact only when it reaches it (below, with ``required``,
+    it may be ``at_least - 1`` rather than -1).
     """
     problem, _wild, _pools = problem_of(hand, rules, required, COUNT_TILES)
     if required is not None:
-        count = solve(problem).value
+        count = solve(problem, floor=_required_floor(at_least)).value
         return count - REQUIRED_BONUS if count >= REQUIRED_BONUS else -1
     return max(solve(problem, floor=at_least - 1).value, 0)
 

@@ -7,6 +7,29 @@ from okey101.engine.solver.arrangement import Arrangement, Hand, tile_id
 from okey101.engine.tiles import Tile, face_number
 
 
+def most_pairs_bound(hand: Hand) -> int:
+    """A cheap upper bound on ``best_pairs(hand).pair_count`` (with or without a required
+    tile): two tiles of a face make a pair, an okey at most one more. A quick "no" for the many
+    hands that hold too few pairs to open."""
+    okey_face = hand.okey.face
+    seen = 0  # a bit per face held an odd number of times so far
+    pairs = 0
+    for tile in hand.tiles:
+        tile_id = tile.id
+        if tile_id >= 104:
+            face = okey_face
+        elif tile_id >> 1 == okey_face:
+            pairs += 1  # an okey partners a single or another okey
+            continue
+        else:
+            face = tile_id >> 1
+        bit = 1 << face
+        if seen & bit:
+            pairs += 1
+        seen ^= bit
+    return min(pairs, (len(hand.tiles) - 1) // 2)
+
+
 def best_pairs(hand: Hand, *, required: Tile | None = None, keep_one: bool = True) -> Arrangement:
     """As many pairs as the hand holds (okeys partner singles, then each other).
 

@@ -16,7 +16,7 @@ from okey101.engine.solver.openings import (
     most_tiles_down,
     opening_value_bound,
 )
-from okey101.engine.solver.pairs import best_pairs
+from okey101.engine.solver.pairs import best_pairs, most_pairs_bound
 from okey101.engine.tiles import Colour, Okey, Tile, face_colour, face_name, face_number, face_of
 
 
@@ -90,20 +90,24 @@ def can_use(
         minimum = rules.opening_min_points
         if (
             quick_value_bound(full, rules) >= minimum
-            and opening_value_bound(full, rules, required=tile) >= minimum
+            and opening_value_bound(full, rules, required=tile, at_least=minimum) >= minimum
             and best_opening(full, rules, required=tile).value >= minimum
         ):
             return True
-        if best_pairs(full, required=tile).pair_count >= rules.opening_min_pairs:
+        if (
+            most_pairs_bound(full) >= rules.opening_min_pairs
+            and best_pairs(full, required=tile).pair_count >= rules.opening_min_pairs
+        ):
             return True
         # The whole hand laid down with it, another tile kept to discard.
         if quick_tiles_bound(full, rules) < len(full.tiles) - 1:
             return False
-        down = most_tiles_down(full, rules, required=tile)
+        down = most_tiles_down(full, rules, required=tile, at_least=len(full.tiles) - 1)
         if down == len(full.tiles) - 1:
             return True
         return down == len(full.tiles) and any(
-            most_tiles_down(full.without(keep), rules, required=tile) == len(hand.tiles)
+            most_tiles_down(full.without(keep), rules, required=tile, at_least=len(hand.tiles))
+            == len(hand.tiles)
             for keep in distinct_tiles(full)
             if keep.id != tile.id
         )

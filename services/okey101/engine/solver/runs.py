@@ -139,11 +139,33 @@ def colour_values(
     code: int, high_one: bool, required_place: int, okey_worth: int, okeys: int
 ) -> tuple[int, ...]:
     """Best run value of one colour with exactly 0..``okeys`` okeys (``IMPOSSIBLE`` if none)."""
+    if not okeys and not required_place and not (high_one and code & 3):
+        return (_plain_value(code, okey_worth),)
     best = [IMPOSSIBLE] * (okeys + 1)
     for ones_high in _ones_high_choices(code, high_one, okeys):
         totals = _merge_clusters(code, required_place, okey_worth, okeys, ones_high)[0]
         best = [max(have, new) for have, new in zip(best, totals, strict=True)]
     return tuple(best)
+
+
+def _plain_value(code: int, okey_worth: int) -> int:
+    """``colour_values`` without okeys, a required tile or a 1 after 13 (the common case, and a
+    quick one): each stretch of three or more consecutive places is solved alone, and a shorter
+    one holds no run."""
+    total = 0
+    place = 1
+    while place <= 13:
+        if not (code >> (2 * (place - 1))) & 3:
+            place += 1
+            continue
+        first = place
+        pattern = 0
+        while place <= 13 and (code >> (2 * (place - 1))) & 3:
+            pattern |= ((code >> (2 * (place - 1))) & 3) << (2 * (place - first))
+            place += 1
+        if place - first >= 3:
+            total += _cluster_values(first, pattern, place - first, 0, okey_worth, 0, 13)[0]
+    return total
 
 
 def _ones_high_choices(code: int, high_one: bool, okeys: int) -> range:

@@ -40,17 +40,45 @@ class Problem:
     okey_worth: int = 0
 
 
+# Answers of recent searches, by problem: (the floor searched with, the answer). A turn asks
+# the same question several times (whether the left discard can be used, then the opening made
+# with it), and a bound then the arrangement. Bounded: cleared when full.
+_MEMO: dict[Problem, tuple[int, _Best]] = {}
+_MEMO_SIZE = 4096
+
+
 def solve(problem: Problem, floor: int = IMPOSSIBLE) -> _Best:
     """The best arrangement's value and how to build it.
 
     ``floor``: the caller only cares about values above it, so the search may cut any branch
     that cannot beat it (the answer is then exact if above ``floor``, else ``floor``).
+
+    Remembered: an answer above the floor it was searched with is the exact one (the search
+    finds the first best arrangement in its order whatever the floor: a floor only cuts
+    branches that cannot reach the best), so it answers any floor; an answer at its floor
+    answers any higher floor. The answer must not be changed by the caller.
     """
+    known = _MEMO.get(problem)
+    if known is not None:
+        known_floor, known_best = known
+        if known_best.value > known_floor:
+            return known_best if known_best.value > floor else _Best(value=floor)
+        if floor >= known_floor:
+            return _Best(value=floor)
+    best = _search(problem, floor)
+    if len(_MEMO) >= _MEMO_SIZE:
+        _MEMO.clear()
+    _MEMO[problem] = (floor, best)
+    return best
+
+
+def _search(problem: Problem, floor: int) -> _Best:
     counts = problem.counts
     codes = [0, 0, 0, 0]
     for face in range(FACE_COUNT):
         if counts[face]:
             codes[face // 13] += counts[face] << (2 * (face % 13))
+    required_face = problem.required_face
     required_colour = problem.required_face // 13 if problem.required_face >= 0 else -1
     required_number = problem.required_face % 13 + 1 if problem.required_face >= 0 else 0
 
@@ -200,12 +228,11 @@ def solve(problem: Problem, floor: int = IMPOSSIBLE) -> _Best:
         shift = 2 * (number - 1)
         current = tuple((codes_now[colour] >> shift) & 3 for colour in range(4))
         options = (lean_set_options if lean else set_options)(current, okeys_left)
-        if (
-            lean
-            and best.value > 0
-            and set_value + bound(index, codes_now, okeys_left) <= best.value
-        ):
-            return  # nothing below can beat the best found
+        if best.value > 0:
+            # A required tile not yet down may still earn its bonus below.
+            owed = REQUIRED_BONUS if required_face != -1 and not required_done else 0
+            if set_value + owed + bound(index, codes_now, okeys_left) <= best.value:
+                return  # nothing below can beat the best found
         skip = not (forced and options)
         if not skip:
             options = options[:1]

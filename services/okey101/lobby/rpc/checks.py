@@ -21,6 +21,7 @@ BOT_LEVELS: Final = {
     common_pb2.BOT_LEVEL_EASY,
     common_pb2.BOT_LEVEL_NORMAL,
     common_pb2.BOT_LEVEL_HARD,
+    common_pb2.BOT_LEVEL_EXPERT,
 }
 VISIBILITIES: Final = {
     common_pb2.TABLE_VISIBILITY_UNSPECIFIED,

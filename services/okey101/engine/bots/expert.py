@@ -1,0 +1,341 @@
+"""``EXPERT``: ``HARD``'s turn and its rivals, weighed by determinized rollouts.
+
+What it knows is what ``HARD`` knows: the seat's view and memory. What it does not know (the
+other racks and the order of the stock) it samples: every *world* deals the tiles the seat has
+not seen at random to the other racks (their sizes are public) and the stock, each tile a seat
+took from a discard pile and has not laid down going to that seat's rack. Nothing else is read,
+so the decision is the same for any two real states with the same view and memory (the shadow
+state rule; the tests check it as for the other levels).
+
+The candidates:
+
+- draw phase: draw from the stock, or take the left discard (when the shadow allows it);
+- play phase: ``HARD``'s whole turn, and the same put-down ending with each of the other
+  distinct discards the rules allow without a +101 (the loosest first,
+  ``ExpertBudget.discards`` of them).
+
+Each candidate is played in every world (the same worlds and the same rollout seeds for every
+candidate: common random numbers), and the hand played out to its end by ``RolloutPlayer``s, the
+random player with a greedy discard (it throws its loosest tile, never an okey while it has
+another choice). A candidate's worth is the seat's mean points over the worlds (penalty points:
+lower is better); ``HARD``'s turn is kept unless a rival beats it by more than its noise (the
+paired difference's standard error, and at least ``ExpertBudget.margin`` points). A turn that
+finishes the hand is played at once.
+
+Deterministic for a given seed: the worlds and the rollouts draw on ``random.Random(seed)``, and
+``ExpertBudget.playouts`` bounds the work. ``ExpertBudget.seconds`` bounds it in time as well
+(the bot service's budget per decision): a world is weighed for every candidate or not at all,
+so a budget cut earlier only means fewer worlds. Tests leave the time unbounded.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from okey101.engine.actions import Action, Discard, Draw, GiveBack, TakeDiscard
+from okey101.engine.bots.levels import BotLevel, Decision
+from okey101.engine.bots.memory import BotMemory
+from okey101.engine.errors import OkeyError
+from okey101.engine.hand import SEATS, EventKind, HandState, Phase, apply
+from okey101.engine.playout import RandomPlayer, _Step
+from okey101.engine.seat import Seat
+from okey101.engine.tiles import Okey, Tile
+
+
+@dataclass(frozen=True, slots=True)
+class ExpertBudget:
+    """How much an expert decision may search."""
+
+    # Rollouts per decision, over all candidates (the deterministic bound).
+    playouts: int = 96
+    # Seconds per decision (None: no time bound, only ``playouts``).
+    seconds: float | None = 0.8
+    # Alternative discards weighed beside HARD's.
+    discards: int = 4
+    # Points a rival must win by, at least, to replace HARD's turn.
+    margin: float = 2.0
+    # Turns a rollout may last before it is scored as it stands (a hand is far shorter).
+    max_turns: int = 200
+
+
+DEFAULT_BUDGET = ExpertBudget()
+
+
+def looseness(tile: Tile, rack: Sequence[Tile], okey: Okey) -> float:
+    """How little ``tile`` does for ``rack``: its points less what its neighbours promise (a
+    twin, tiles one or two places away in its colour, its number in other colours). The okey is
+    never loose."""
+    if okey.is_wild(tile):
+        return -1000.0
+    face = okey.plays_as(tile)
+    colour, number = divmod(face, 13)
+    ties = 0.0
+    for other in rack:
+        if other.id == tile.id:
+            continue
+        if okey.is_wild(other):
+            ties += 1.0
+            continue
+        other_face = okey.plays_as(other)
+        other_colour, other_number = divmod(other_face, 13)
+        if other_colour == colour:
+            gap = abs(other_number - number)
+            if gap in (11, 12):  # 12-13-1 and 13-1 neighbours
+                gap = 13 - gap
+            if gap == 0:
+                ties += 1.5
+            elif gap == 1:
+                ties += 2.0
+            elif gap == 2:
+                ties += 1.0
+        elif other_number == number:
+            ties += 2.0
+    return (number + 1) - 4.0 * ties
+
+
+class RolloutPlayer(RandomPlayer):
+    """The random player with a greedy discard: its loosest tile first (ties at random)."""
+
+    def discard_order(self, state: HandState, seat: int) -> list[Tile]:
+        rack = list(state.seats[seat].rack)
+        okey = state.okey
+        keys = {tile.id: (looseness(tile, rack, okey), self.rng.random()) for tile in rack}
+        rack.sort(key=lambda tile: keys[tile.id], reverse=True)
+        return rack
+
+
+def sample_world(
+    shadow: HandState, seat: int, memory: BotMemory, rng: random.Random
+) -> HandState | None:
+    """A real-looking state: the shadow with the tiles ``seat`` has not seen dealt at random
+    to the other racks and the stock (a tile another seat took and has not laid down is in its
+    rack). None if the shadow's hidden tiles are not all distinct (a malformed view)."""
+    hidden: list[Tile] = list(shadow.stock)
+    for other in range(SEATS):
+        if other != seat:
+            hidden.extend(shadow.seats[other].rack)
+    ids = {tile.id for tile in hidden}
+    if len(ids) != len(hidden):
+        return None
+    by_id = {tile.id: tile for tile in hidden}
+    racks: dict[int, list[Tile]] = {other: [] for other in range(SEATS) if other != seat}
+    # A tile taken more than once (thrown again, taken again) is with its last taker.
+    holders = {tile_id: taker for taker, tile_id in memory.taken}
+    for tile_id, taker in holders.items():
+        tile = by_id.get(tile_id)
+        if tile is None or taker == seat or taker not in racks:
+            continue
+        if len(racks[taker]) < len(shadow.seats[taker].rack):
+            racks[taker].append(tile)
+            del by_id[tile_id]
+    rest = sorted(by_id.values(), key=lambda tile: tile.id)
+    rng.shuffle(rest)
+    position = 0
+    seats: list[Seat] = list(shadow.seats)
+    for other, rack in racks.items():
+        need = len(shadow.seats[other].rack) - len(rack)
+        rack.extend(rest[position : position + need])
+        position += need
+        seats[other] = _with_rack(shadow.seats[other], tuple(rack))
+    stock = tuple(rest[position:])
+    return _with_world(shadow, tuple(seats), stock)
+
+
+def _with_rack(seat: Seat, rack: tuple[Tile, ...]) -> Seat:
+    return Seat(
+        rack=rack,
+        discards=seat.discards,
+        opened_as=seat.opened_as,
+        opened_on_turn=seat.opened_on_turn,
+        penalties=seat.penalties,
+        turns_played=seat.turns_played,
+        showed_indicator=seat.showed_indicator,
+    )
+
+
+def _with_world(state: HandState, seats: tuple[Seat, ...], stock: tuple[Tile, ...]) -> HandState:
+    return HandState(
+        rules=state.rules,
+        okey=state.okey,
+        dealer=state.dealer,
+        turn=state.turn,
+        phase=state.phase,
+        seats=seats,
+        table=state.table,
+        stock=stock,
+        takeable=state.takeable,
+        turn_number=state.turn_number,
+        this_turn=state.this_turn,
+        result=state.result,
+    )
+
+
+def _applies(state: HandState, seat: int, actions: Sequence[Action]) -> HandState | None:
+    """The state after ``actions``, or None if one is refused."""
+    for action in actions:
+        try:
+            state, _events = apply(state, seat, action)
+        except OkeyError:
+            return None
+        if state.ended:
+            break
+    return state
+
+
+def _candidates(
+    shadow: HandState, seat: int, hard: Decision, budget: ExpertBudget
+) -> list[tuple[Action, ...]]:
+    """HARD's actions first, then its rivals that the shadow allows."""
+    first = tuple(hard.actions)
+    out = [first]
+    if shadow.phase is Phase.DRAW:
+        rivals: tuple[tuple[Action, ...], ...] = ((Draw(),), (TakeDiscard(),))
+        for rival in rivals:
+            if rival != first and _applies(shadow, seat, rival) is not None:
+                out.append(rival)
+        return out
+    if not first or not isinstance(first[-1], Discard):
+        return out  # a give-back or a finish without a discard: nothing to weigh
+    prefix = first[:-1]
+    before = _applies(shadow, seat, prefix)
+    if before is None or before.ended:
+        return out
+    rack = before.seats[seat].rack
+    thrown = first[-1].tile
+    okey = shadow.okey
+    seen = {(okey.is_wild(thrown), okey.plays_as(thrown))}
+    ranked = sorted(rack, key=lambda tile: (-looseness(tile, rack, okey), tile.id))
+    for tile in ranked:
+        if len(out) > budget.discards:
+            break
+        key = (okey.is_wild(tile), okey.plays_as(tile))
+        if key in seen or okey.is_wild(tile):
+            continue
+        seen.add(key)
+        try:
+            _after, events = apply(before, seat, Discard(tile))
+        except OkeyError:
+            continue
+        if any(event.kind is EventKind.PENALTY for event in events):
+            continue  # never a +101 that HARD's turn avoids
+        out.append((*prefix, Discard(tile)))
+    return out
+
+
+def _rollout(
+    world: HandState,
+    seat: int,
+    actions: Sequence[Action],
+    seeds: Sequence[int],
+    budget: ExpertBudget,
+) -> float:
+    """The seat's points after ``actions`` in ``world`` and the hand played out."""
+    players = [RolloutPlayer(random.Random(seed)) for seed in seeds]
+    state = _applies(world, seat, actions)
+    if state is None:
+        return math.inf  # the world refused what the shadow allowed: never chosen
+    if not state.ended and state.turn == seat and state.phase is not Phase.DRAW:
+        # A draw-phase candidate: the rest of this turn by the rollout player.
+        step = _Step(state, seat)
+        taken = state.this_turn.taken
+        after_take = taken is not None
+        if not players[seat]._finish_turn(seat, step, after_take=after_take):
+            return math.inf
+        state = step.state
+    turns = 0
+    while not state.ended and turns < budget.max_turns:
+        try:
+            steps = players[state.turn].turn(state)
+        except (AssertionError, OkeyError):
+            break
+        state = steps[-1][1] if steps else state
+        turns += 1
+    result = state.result
+    if result is None:
+        # Stopped: what the seat holds counts (an estimate of its points).
+        me = state.seats[seat]
+        return float(sum(min(state.okey.plays_as(tile) % 13 + 1, 13) for tile in me.rack))
+    return float(result.scores[seat])
+
+
+def expert_decision(
+    shadow: HandState,
+    seat: int,
+    memory: BotMemory,
+    hard: Decision,
+    seed: int,
+    budget: ExpertBudget = DEFAULT_BUDGET,
+) -> Decision:
+    """EXPERT's actions: HARD's turn, or a rival that the rollouts say is better."""
+    if any(isinstance(action, GiveBack) for action in hard.actions):
+        return Decision(hard.actions, "expert: " + hard.reason, BotLevel.EXPERT)
+    finished = _applies(shadow, seat, hard.actions)
+    if finished is not None and finished.ended:
+        return Decision(hard.actions, "expert: finishes; " + hard.reason, BotLevel.EXPERT)
+    candidates = _candidates(shadow, seat, hard, budget)
+    if len(candidates) == 1:
+        return Decision(hard.actions, "expert: " + hard.reason, BotLevel.EXPERT)
+    rng = random.Random(seed)
+    started = time.perf_counter()
+    worlds = max(budget.playouts // len(candidates), 2)
+    scores: list[list[float]] = [[] for _ in candidates]
+    for _world_number in range(worlds):
+        if (
+            budget.seconds is not None
+            and scores[0]
+            and time.perf_counter() - started > budget.seconds
+        ):
+            break
+        world = sample_world(shadow, seat, memory, rng)
+        if world is None:
+            break
+        seeds = [rng.randrange(2**32) for _ in range(SEATS)]
+        for index, actions in enumerate(candidates):
+            scores[index].append(_rollout(world, seat, actions, seeds, budget))
+    if not scores[0]:
+        return Decision(hard.actions, "expert: " + hard.reason, BotLevel.EXPERT)
+    best_index, best_gain = 0, 0.0
+    base = scores[0]
+    for index in range(1, len(candidates)):
+        diffs = [
+            rival - mine
+            for rival, mine in zip(scores[index], base, strict=True)
+            if math.isfinite(rival) and math.isfinite(mine)
+        ]
+        if len(diffs) < 2 or len(diffs) < len(base):
+            continue  # refused in some world: keep to what always works
+        mean = sum(diffs) / len(diffs)
+        spread = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1))
+        noise = max(budget.margin, spread / math.sqrt(len(diffs)))
+        if -mean > noise and -mean > best_gain:
+            best_index, best_gain = index, -mean
+    played = len(scores[0]) * len(candidates)
+    if best_index == 0:
+        return Decision(
+            hard.actions,
+            f"expert: kept hard's turn over {len(candidates) - 1} rivals ({played} rollouts); "
+            + hard.reason,
+            BotLevel.EXPERT,
+        )
+    chosen = candidates[best_index]
+    return Decision(
+        chosen,
+        f"expert: {_describe(chosen)} beats hard's turn by {best_gain:.1f} points "
+        f"({played} rollouts)",
+        BotLevel.EXPERT,
+    )
+
+
+def _describe(actions: Sequence[Action]) -> str:
+    last = actions[-1] if actions else None
+    if isinstance(last, Discard):
+        return f"discarding {last.tile}"
+    if isinstance(last, TakeDiscard):
+        return "taking the left discard"
+    if isinstance(last, Draw):
+        return "drawing"
+    return "its turn"
