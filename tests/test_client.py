@@ -44,6 +44,18 @@ def test_every_sentence_exists_in_both_languages_with_the_same_parameters() -> N
         assert entry["en"].strip() and entry["tr"].strip(), key
 
 
+def test_every_sentence_with_a_subject_has_the_viewers_own_form() -> None:
+    """A sentence built from a seat's name and a verb ("{name} dağıttı") cannot take "sen" in
+    the name's place (the verb must agree: "sen dağıttın"): each has an ``_own`` sentence."""
+    for key, entry in CATALOGUE.items():
+        if key.startswith("ev_") and "{name}" in entry["en"] and not key.endswith("_own"):
+            assert f"{key}_own" in CATALOGUE, key
+    assert "sheet_finished_by_own" in CATALOGUE
+    # Colour letters never reach a Turkish sentence's template (K reads as kırmızı).
+    for key, entry in CATALOGUE.items():
+        assert not re.search(r"\b[RYBK]\d{1,2}\b", entry["tr"]), key
+
+
 def test_every_key_the_client_uses_is_in_the_catalogue() -> None:
     """Keys are found the way the code uses them: a string literal as the first argument of a
     ``strings(...)``/``s(...)`` call, and the literals of the key tables."""
@@ -202,7 +214,8 @@ def test_events_are_told_in_the_players_language_with_names() -> None:
         tiles=[common_pb2.Tile(id=12, notation="R7")],
     )
     model.on_event(discard)
-    assert model.log[-1] == "Ayşe R7 attı."
+    # In Turkish a tile is named by its colour's word: K would read as kırmızı.
+    assert model.log[-1] == "Ayşe kırmızı 7 attı."
     drew = common_pb2.Event(
         sequence=3,
         kind=common_pb2.EVENT_KIND_DREW,
@@ -210,16 +223,36 @@ def test_events_are_told_in_the_players_language_with_names() -> None:
         private_tiles=[common_pb2.Tile(id=3, notation="R2")],
     )
     model.on_event(drew)
-    assert model.log[-1] == "Ortadan R2 çektin."
+    assert model.log[-1] == "Ortadan kırmızı 2 çektin."
     # The viewer's own moves are told to them ("you"), in their language's grammar.
     own = common_pb2.Event()
     own.CopyFrom(discard)
     own.sequence, own.seat = 4, 1
     model.on_event(own)
-    assert model.log[-1] == "R7 attın."
+    assert model.log[-1] == "kırmızı 7 attın."
+    # Every sentence with a subject has the viewer's own, the verb agreeing ("sen dağıttın").
+    dealt = common_pb2.Event(
+        sequence=6,
+        kind=common_pb2.EVENT_KIND_HAND_DEALT,
+        seat=1,
+        hand_number=5,
+        tiles=[common_pb2.Tile(id=50, notation="K13", colour=common_pb2.COLOUR_BLACK, number=13)],
+    )
+    model.on_event(dealt)
+    assert model.log[-1] == "5. eli sen dağıttın; gösterge siyah 13."
+    model.on_event(common_pb2.Event(sequence=7, kind=common_pb2.EVENT_KIND_TURN_TIMED_OUT, seat=1))
+    assert model.log[-1] == "Süren doldu."
+    model.on_event(common_pb2.Event(sequence=8, kind=common_pb2.EVENT_KIND_TURN_TIMED_OUT, seat=2))
+    assert model.log[-1] == "Ayşe için süre doldu."
+    mine = common_pb2.SeatOccupant(seat=1, display_name="Ben")
+    model.on_event(
+        common_pb2.Event(sequence=9, kind=common_pb2.EVENT_KIND_SEAT_TAKEN, seat=1, occupant=mine)
+    )
+    assert model.log[-1] == "1. koltuğa oturdun."
+    assert all(" sen " not in line.lower() or "sen dağıttın" in line for line in model.log)
     model.strings = Strings("en")
     model.on_event(
-        common_pb2.Event(sequence=5, kind=common_pb2.EVENT_KIND_TOOK, seat=1, tiles=own.tiles)
+        common_pb2.Event(sequence=10, kind=common_pb2.EVENT_KIND_TOOK, seat=1, tiles=own.tiles)
     )
     assert model.log[-1] == "You took R7."
 

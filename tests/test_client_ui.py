@@ -541,7 +541,7 @@ def test_the_last_discard_ends_the_hand_and_shows_the_score_sheet(tmp_path: Path
         await settle(pilot, app, lambda: isinstance(app.screen, ScoreSheetScreen), timeout=15)
         text = screen_text(app)
         assert "Score sheet after hand 1" in text
-        assert "finished by you" in text
+        assert "you finished" in text
         assert "-101" in text
         # The reveal: each seat's points as its score lines say them.
         assert "finished -101 = -101" in text

@@ -151,6 +151,7 @@ class OkeyApp(App[int]):
         self.log_view = RichLog(id="log", wrap=True, markup=False, min_width=20)
         self.legend = Static("", id="legend")
         self.rack_view = RackView(id="rack")
+        self.rack_view.language = strings.language
         self.selection_line = Static("", id="selection")
         self.message_line = Static("", id="message")
         self._bind_keys()
@@ -163,7 +164,7 @@ class OkeyApp(App[int]):
             return
         self.bind("d", "draw", description=s("key_draw"))
         self.bind("t", "take", description=s("key_take"))
-        self.bind("space", "select_tile", description=s("key_select"))
+        self.bind("space", "select_tile", description=s("key_select"), key_display=s("key_space"))
         self.bind("g", "group", description=s("key_group"))
         self.bind("o", "open", description=s("key_open"))
         self.bind("m", "meld", description=s("key_meld"))
@@ -354,7 +355,7 @@ class OkeyApp(App[int]):
         for seat in range(4):
             self.seat_boxes[seat].show(view, self.model, seat)
         self._render_melds(view)
-        legend = s("legend", face=face_name(view.okey))
+        legend = s("legend", face=face_name(view.okey, s.language))
         self.legend.update(Text(legend))
         rack = self.rack_view
         if not view.HasField("seat"):
@@ -371,7 +372,7 @@ class OkeyApp(App[int]):
         lines = []
         for item in view.table:
             line = Text(f"#{item.index} {self.model.name(item.owner_seat)}: ", style="bold")
-            line.append_text(meld_text(item.meld))
+            line.append_text(meld_text(item.meld, s.language))
             if item.meld.value:
                 line.append(" " + s("meld_value", value=item.meld.value), style="dim")
             lines.append(line)
@@ -399,12 +400,12 @@ class OkeyApp(App[int]):
         line.append_text(turn)
         line.append(" │ " + s("stock", count=view.stock_count))
         line.append(" │ " + s("indicator", tile="").rstrip() + " ")
-        line.append_text(tile_text(view.indicator))
+        line.append_text(tile_text(view.indicator, language=s.language))
         line.append(" " + s("okey_is", face="").rstrip() + " ")
-        line.append_text(tile_text(okey_tile(view.okey)))
+        line.append_text(tile_text(okey_tile(view.okey), language=s.language))
         if view.HasField("takeable"):
             line.append(" │ " + s("takeable", tile="").rstrip() + " ")
-            line.append_text(tile_text(view.takeable))
+            line.append_text(tile_text(view.takeable, language=s.language))
         self.state_line.update(line)
 
     def _render_selection(self) -> None:
@@ -534,7 +535,7 @@ class OkeyApp(App[int]):
         action = moves.discard(tile_id)
         if moves.is_costly_discard(view, tile_id):
             item = moves.rack_tile(view, tile_id)
-            label = tiles_plain([item.tile]) if item is not None else str(tile_id)
+            label = tiles_plain([item.tile], self.strings.language) if item else str(tile_id)
             question = self.strings("confirm_costly", tile=label)
 
             def answered(yes: bool | None) -> None:
@@ -600,7 +601,7 @@ class OkeyApp(App[int]):
         for choice in choices:
             item = by_index[choice.meld_index]
             label = Text(f"#{item.index} {self.model.name(item.owner_seat)}: ")
-            label.append_text(meld_text(item.meld))
+            label.append_text(meld_text(item.meld, self.strings.language))
             if choice.end is not None:
                 key = "end_low" if choice.end is End.LOW else "end_high"
                 label.append(f"  ({self.strings(key)})", style="dim")
@@ -720,10 +721,14 @@ class OkeyApp(App[int]):
             if self.match_id:
                 sheet = await self.port.score_sheet_through(self.match_id, hand_number, ended=final)
         if sheet is not None:
-            rows = sheet_rows(sheet, s, self.names())
+            rows = sheet_rows(sheet, s, self.names(), self.model.seat)
         else:
             rows = rows_from_results(
-                self.model.hand_results, self.model.totals_before, s, self.names()
+                self.model.hand_results,
+                self.model.totals_before,
+                s,
+                self.names(),
+                self.model.seat,
             )
             notes.append(s("sheet_from_table"))
         revealed = self.model.hand_results.get(hand_number)
@@ -771,14 +776,20 @@ def _verdict_line(
     """ "run R5 R6 ★Y6=R7 = 18", or the tiles and the first reason they are not a meld."""
     if not verdict.valid:
         reason = verdict.violations[0].message if verdict.violations else "?"
-        return Text(s("group_invalid", tiles=tiles_plain(tiles), reason=reason), style="red")
+        return Text(
+            s("group_invalid", tiles=tiles_plain(tiles, s.language), reason=reason), style="red"
+        )
     meld = verdict.meld
     out = Text(s(_KIND_KEYS.get(meld.kind, "kind_run")) + " ", style="green")
-    out.append_text(meld_text(meld))
+    out.append_text(meld_text(meld, s.language))
     if meld.kind != common_pb2.MELD_KIND_PAIR:
         out.append(f" = {meld.value}")
     stands = [
-        s("okey_stands_for", okey="★" if item.tile.wild else "◆", face=face_name(item.stands_for))
+        s(
+            "okey_stands_for",
+            okey="★" if item.tile.wild else "◆",
+            face=face_name(item.stands_for, s.language),
+        )
         for item in meld.tiles
         if item.tile.wild and item.HasField("stands_for")
     ]

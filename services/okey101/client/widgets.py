@@ -58,7 +58,7 @@ class SeatBox(Static):
         lines.append(line)
         if public.discards:
             discard = Text(s("last_discard", tile="").rstrip() + " ")
-            discard.append_text(tile_text(public.discards[-1]))
+            discard.append_text(tile_text(public.discards[-1], language=s.language))
         else:
             discard = Text(s("no_discard"), style="dim")
         lines.append(discard)
@@ -80,6 +80,8 @@ class RackView(Widget):
         self.rack = moves.Rack()
         self.view: common_pb2.SeatView | None = None
         self.note = ""
+        #: The screen's language ("tr": tiles drawn as numbers in their colour's ink).
+        self.language = "en"
 
     def render(self) -> Text:
         if self.view is None or not self.view.HasField("seat"):
@@ -95,7 +97,7 @@ class RackView(Widget):
                 item = by_id.get(tile_id)
                 if item is None:
                     continue
-                cell = rack_tile_text(item, width=TILE_WIDTH)
+                cell = rack_tile_text(item, width=TILE_WIDTH, language=self.language)
                 if place == self.rack.cursor:
                     cell.stylize(Style(reverse=True))
                 tiles.append_text(cell)
