@@ -27,6 +27,7 @@ from okey101.client.app import OkeyApp
 from okey101.client.i18n import Strings
 from okey101.client.resume import Reconnecting
 from okey101.client.screens import ConfirmScreen, PickMeldScreen, ScoreSheetScreen
+from okey101.engine.actions import End
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.hand import HandState, Phase, TableMeld
 from okey101.engine.melds import make_group
@@ -512,15 +513,33 @@ def test_an_okey_in_the_selection_says_what_it_stands_for(tmp_path: Path) -> Non
     run(tmp_path, state, state.turn, script)
 
 
-def test_lay_off_picks_a_meld_and_sends_it(tmp_path: Path) -> None:
+def with_rack(state: HandState, names: Sequence[str], **seat: Any) -> tuple[HandState, list[Tile]]:
+    """``state`` with seat 0's rack replaced by fresh copies of ``names`` (the second copies
+    where the first are in use), its other fields as ``seat`` says."""
+    used = {tile.id for s in state.seats for tile in s.rack} | {state.okey.indicator.id}
+    used |= {tile.id for item in state.table for tile in item.meld.tiles}
+    used |= {tile.id for tile in state.stock}
+    rack = []
+    for name in names:
+        face = parse_face(name)
+        tile = next(t for t in (Tile(face * 2), Tile(face * 2 + 1)) if t.id not in used)
+        used.add(tile.id)
+        rack.append(tile)
+    fields = {"opened_as": OpenedAs.RUNS, "opened_on_turn": 0, "turns_played": 1, **seat}
+    seats = (Seat(rack=tuple(rack), **fields), *state.seats[1:])
+    import dataclasses
+
+    return dataclasses.replace(state, seats=seats), rack
+
+
+def test_lay_off_sends_a_tile_that_fits_one_meld_at_once(tmp_path: Path) -> None:
     state, r8 = laid_off_position()
 
     async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
         await put_cursor(app, pilot, r8)
-        await pilot.press("l")
-        await settle(pilot, app, lambda: isinstance(app.screen, PickMeldScreen))
-        await pilot.press("enter")  # the first choice: meld 0, R5 R6 R7
+        await pilot.press("l")  # R8 fits R5 R6 R7 only: no question asked
         await settle(pilot, app, lambda: bool(table.acts))
+        assert not isinstance(app.screen, PickMeldScreen)
         assert table.acts == [[moves.lay_off(r8, 0)]]
         await settle(
             pilot,
@@ -530,6 +549,104 @@ def test_lay_off_picks_a_meld_and_sends_it(tmp_path: Path) -> None:
         assert "R5 R6 R7 R8" in screen_text(app)
 
     run(tmp_path, state, 0, script)
+
+
+def test_the_picker_offers_only_the_melds_a_tile_fits(tmp_path: Path) -> None:
+    base, _ = laid_off_position()  # the table: R5 R6 R7 and K10 B10 Y10; the okey is Y4
+    state, (okey, _k2, _b12) = with_rack(base, ["Y4", "K2", "B12"])
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        await put_cursor(app, pilot, okey.id)
+        await pilot.press("l")
+        await settle(pilot, app, lambda: isinstance(app.screen, PickMeldScreen))
+        screen = app.screen
+        assert isinstance(screen, PickMeldScreen)
+        offered = [plan for plan, _label in screen.choices]
+        # The okey fits both ends of the run and the set; nothing else is offered.
+        assert [(p[0].meld_index, p[0].end) for p in offered] == [
+            (0, End.LOW),
+            (0, End.HIGH),
+            (1, None),
+        ]
+        await pilot.press("down", "enter")
+        await settle(pilot, app, lambda: bool(table.acts))
+        assert table.acts == [[moves.lay_off(okey.id, 0, End.HIGH)]]
+
+    run(tmp_path, state, 0, script)
+
+
+def test_several_tiles_are_laid_off_in_one_act(tmp_path: Path) -> None:
+    base, _ = laid_off_position()
+    state, (r9, r8, _b12, _k2) = with_rack(base, ["R9", "R8", "B12", "K2"])
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        # Selected R9 first: the plan puts R8 down before it, so each fits.
+        for tile in (r9, r8):
+            await put_cursor(app, pilot, tile.id)
+            await pilot.press("space")
+        await pilot.press("l")
+        await settle(pilot, app, lambda: bool(table.acts))
+        assert table.acts == [[moves.lay_off(r8.id, 0), moves.lay_off(r9.id, 0)]]
+        await settle(
+            pilot,
+            app,
+            lambda: app.model.view is not None and len(app.model.view.table[0].meld.tiles) == 5,
+        )
+
+    run(tmp_path, state, 0, script)
+
+
+def test_laying_off_before_opening_is_refused_at_once_with_the_sentence(tmp_path: Path) -> None:
+    base, _ = laid_off_position()
+    state, (r8, *_rest) = with_rack(base, ["R8", "K2", "B12"], opened_as=None, opened_on_turn=-1)
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        await put_cursor(app, pilot, r8.id)
+        await pilot.press("l")
+        await pilot.pause(0.05)
+        assert not isinstance(app.screen, PickMeldScreen) and table.acts == []
+        assert "Henüz açmadın." in app.message
+
+    run(tmp_path, state, 0, script, language="tr")
+
+
+def test_a_popup_never_eats_a_turn_a_game_key_closes_it_and_is_played(tmp_path: Path) -> None:
+    state = dealt(7)  # the starter, first turn: x discards
+    starter = state.turn
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        await pilot.press("p")  # the score sheet, open as the turn runs
+        await settle(pilot, app, lambda: isinstance(app.screen, ScoreSheetScreen))
+        tile = app.rack_view.rack.at_cursor
+        await pilot.press("right")  # closes the sheet and moves the cursor
+        await settle(pilot, app, lambda: not isinstance(app.screen, ScoreSheetScreen))
+        assert app.rack_view.rack.at_cursor != tile
+        await pilot.press("p")
+        await settle(pilot, app, lambda: isinstance(app.screen, ScoreSheetScreen))
+        await pilot.press("x")  # closes it and discards, as at the table
+        await settle(pilot, app, lambda: bool(table.acts))
+        assert not isinstance(app.screen, ScoreSheetScreen)
+        assert table.acts[0][0].HasField("discard")
+
+    run(tmp_path, state, starter, script)
+
+
+def test_q_asks_first_at_a_live_table(tmp_path: Path) -> None:
+    state = dealt(7)
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        await pilot.press("q")
+        await settle(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+        assert "A bot will play your seat" in screen_text(app)
+        await pilot.press("n")
+        await settle(pilot, app, lambda: not isinstance(app.screen, ConfirmScreen))
+        assert app.return_code is None  # still at the table
+        await pilot.press("q")
+        await settle(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await settle(pilot, app, lambda: app.return_code == 0)
+
+    run(tmp_path, state, state.turn, script)
 
 
 def test_the_last_discard_ends_the_hand_and_shows_the_score_sheet(tmp_path: Path) -> None:
@@ -546,9 +663,6 @@ def test_the_last_discard_ends_the_hand_and_shows_the_score_sheet(tmp_path: Path
         # The reveal: each seat's points as its score lines say them.
         assert "finished -101 = -101" in text
         assert "rack (" in text or "never opened +202" in text
-        # While the sheet is open, the move keys are the sheet's: nothing is sent.
-        await pilot.press("d", "x")
-        assert len(table.acts) == 1
         # The match ends (as the table would say after the hand): the result replaces it.
         result = common_pb2.MatchResult(match_id="m-1", table_id=table.table_id, hands_played=1)
         for seat, total in enumerate([-101, 202, 202, 202]):
@@ -611,7 +725,7 @@ def test_taking_the_okey_back_puts_the_selected_tile_in_its_place(tmp_path: Path
         view = app.model.view
         assert view is not None and view.table[0].meld.tiles[1].tile.wild
         await put_cursor(app, pilot, r6.id)
-        await pilot.press("space", "k")  # one meld holds an okey: no question asked
+        await pilot.press("k")  # from the cursor, like l; one meld holds an okey: no question
         await settle(pilot, app, lambda: bool(table.acts))
         assert table.acts == [[moves.take_okey(0, [r6.id])]]
         await settle(

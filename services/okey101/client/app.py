@@ -17,6 +17,7 @@ an event the shown view does not include yet has a fresh view fetched (GetSeatVi
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
@@ -31,7 +32,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, RichLog, Static
 
-from okey101.client import moves
+from okey101.client import layoff, moves
 from okey101.client.errors import RETRYABLE, Rejection
 from okey101.client.i18n import Strings
 from okey101.client.model import (
@@ -154,6 +155,10 @@ class OkeyApp(App[int]):
         self.rack_view.language = strings.language
         self.selection_line = Static("", id="selection")
         self.message_line = Static("", id="message")
+        #: Where tiles may be laid off (the seam for the table's hints, see ``layoff``).
+        self.lay_off_hints: layoff.LayOffHints = layoff.local_plans
+        #: The game keys and what each does (a popup passes them here: ``play_key``).
+        self._game_keys: dict[str, tuple[str, Callable[[], None]]] = {}
         self._bind_keys()
 
     def _bind_keys(self) -> None:
@@ -182,6 +187,52 @@ class OkeyApp(App[int]):
         self.bind("down", f"cursor({moves.ROW})", show=False)
         self.bind("shift+left,comma", "shift(-1)", show=False)
         self.bind("shift+right,full_stop", "shift(1)", show=False)
+        plain = {
+            "d": "draw",
+            "t": "take",
+            "space": "select_tile",
+            "g": "group",
+            "o": "open",
+            "m": "meld",
+            "l": "lay_off",
+            "k": "take_okey",
+            "x": "discard",
+            "a": "best",
+            "c": "clear",
+            "s": "sort",
+            "b": "give_back",
+            "i": "show_indicator",
+        }
+        for key, name in plain.items():
+            self._game_keys[key] = (name, getattr(self, f"action_{name}"))
+        for keys, step, name in (
+            (("left",), -1, "cursor"),
+            (("right",), 1, "cursor"),
+            (("up",), -moves.ROW, "cursor"),
+            (("down",), moves.ROW, "cursor"),
+            (("shift+left", "comma"), -1, "shift"),
+            (("shift+right", "full_stop"), 1, "shift"),
+        ):
+            method: Callable[[int], None] = getattr(self, f"action_{name}")
+            for key in keys:
+                self._game_keys[key] = (name, functools.partial(method, step))
+
+    def is_game_key(self, key: str) -> bool:
+        """Whether ``key`` is a move at the table (a popup closes on one and passes it on)."""
+        return key in self._game_keys
+
+    def play_key(self, key: str) -> bool:
+        """Play a game key as if no popup were open (a popup just closed on it)."""
+        entry = self._game_keys.get(key)
+        if entry is None or self.spectator:
+            return False
+        name, run = entry
+        if self.check_action(name, ()) is False and not isinstance(self.screen, ModalScreen):
+            return False
+        if not self._allowed(name):
+            return False
+        run()
+        return True
 
     def compose(self) -> ComposeResult:
         yield self.title_bar
@@ -209,7 +260,11 @@ class OkeyApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in _MOVE_ACTIONS and (self.spectator or isinstance(self.screen, ModalScreen)):
-            return False  # a spectator has no moves; an open question or sheet has the keys
+            return False  # a spectator has no moves; an open popup passes them on (play_key)
+        return self._allowed(action)
+
+    def _allowed(self, action: str) -> bool:
+        """Whether the table's rules have the move at all (giving back, showing the indicator)."""
         view = self.model.view
         if action == "give_back":
             policy = common_pb2.LEFT_DISCARD_POLICY_GIVE_BACK_FOR_PENALTY
@@ -550,31 +605,74 @@ class OkeyApp(App[int]):
         self._send([action], clear=True)
 
     def action_lay_off(self) -> None:
+        """Lay the selected tiles (or the cursor's) off: at once where they fit one way, else
+        a list of only the melds they fit; refused at once, with the rules' sentence, when the
+        seat may not lay off."""
         view = self.model.view
-        tile_id = self._rack().single()
         if view is None:
             return
-        if tile_id is None:
-            self.set_message(self.strings("need_one_tile"))
+        s = self.strings
+        refused = layoff.refusal(view, s.language)
+        if refused is not None:
+            self.set_message(s("rejected", message=refused))
             return
-        choices = moves.lay_off_choices(view, tile_id)
-        if not choices:
-            self.set_message(self.strings("no_melds"))
+        tiles = [tile for group in self._rack().all_groups() for tile in group]
+        if not tiles and (cursor := self._rack().at_cursor) is not None:
+            tiles = [cursor]
+        if not tiles:
+            self.set_message(s("need_one_tile"))
+            return
+        if not view.table:
+            self.set_message(s("no_melds"))
+            return
+        plans = self.lay_off_hints(view, tiles)
+        if not plans:
+            by_id = {item.tile.id: item.tile for item in view.rack}
+            named = tiles_plain([by_id[t] for t in tiles if t in by_id], s.language)
+            self.set_message(s("no_fit", tiles=named))
+            return
+        if len(plans) == 1:
+            self._send(layoff.actions(plans[0]), clear=True)
             return
 
-        def chosen(choice: moves.MeldChoice | None) -> None:
-            if choice is not None:
-                self._send([moves.lay_off(tile_id, choice.meld_index, choice.end)], clear=True)
+        def chosen(plan: layoff.Plan | None) -> None:
+            if plan is not None:
+                self._send(layoff.actions(plan), clear=True)
 
-        self._pick_meld(view, choices, chosen)
+        self.push_screen(PickMeldScreen(s("pick_meld"), self._plan_labels(view, plans)), chosen)
+
+    def _plan_labels(
+        self, view: common_pb2.SeatView, plans: Sequence[layoff.Plan]
+    ) -> list[tuple[layoff.Plan, Text]]:
+        by_index = {item.index: item for item in view.table}
+        by_id = {item.tile.id: item.tile for item in view.rack}
+        language = self.strings.language
+        out = []
+        for plan in plans:
+            label = Text()
+            for number, placement in enumerate(plan):
+                item = by_index[placement.meld_index]
+                if number:
+                    label.append(" · ")
+                if placement.tile_id in by_id:
+                    label.append_text(tile_text(by_id[placement.tile_id], language=language))
+                label.append(f" → #{item.index} {self.model.name(item.owner_seat)}: ")
+                label.append_text(meld_text(item.meld, language))
+                if placement.end is not None:
+                    key = "end_low" if placement.end is End.LOW else "end_high"
+                    label.append(f"  ({self.strings(key)})", style="dim")
+            out.append((plan, label))
+        return out
 
     def action_take_okey(self) -> None:
         view = self.model.view
         if view is None:
             return
         tiles = [tile for group in self._rack().all_groups() for tile in group]
+        if not tiles and (cursor := self._rack().at_cursor) is not None:
+            tiles = [cursor]  # like l: the tile under the cursor
         if not tiles:
-            self.set_message(self.strings("need_groups"))
+            self.set_message(self.strings("need_one_tile"))
             return
         holding = moves.melds_with_okey(view)
         if not holding:
@@ -756,7 +854,25 @@ class OkeyApp(App[int]):
         self._sheet_worker(number, final)
 
     def action_quit_client(self) -> None:
-        self.exit(0)
+        """Leave; at a live table, only once the player says so (a bot plays the seat until
+        they come back)."""
+        view = self.model.view
+        live = (
+            not self.spectator
+            and self.port is not None
+            and view is not None
+            and self.model.match_result is None
+        )
+        if not live or isinstance(self.screen, ConfirmScreen):
+            self.exit(0)
+            return
+        s = self.strings
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit(0)
+
+        self.push_screen(ConfirmScreen(s("confirm_leave"), s("leave_yes"), s("leave_no")), answered)
 
 
 # --------------------------------------------------------------------------------------------

@@ -162,6 +162,16 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
         "en": "Which meld? (↑↓ and Enter, Esc to cancel)",
         "tr": "Hangi per? (↑↓ ve Enter, vazgeçmek için Esc)",
     },
+    "no_fit": {
+        "en": "{tiles}: no meld on the table takes it.",
+        "tr": "{tiles}: masadaki hiçbir per almıyor.",
+    },
+    "confirm_leave": {
+        "en": "Leave the table? A bot will play your seat until you come back (okey101 play).",
+        "tr": "Masadan kalkıyor musun? Sen dönene kadar yerine bot oynar (okey101 play).",
+    },
+    "leave_yes": {"en": "Leave (y)", "tr": "Kalk (e)"},
+    "leave_no": {"en": "Stay (n)", "tr": "Kal (h)"},
     "end_low": {"en": "at the low end", "tr": "alt uca"},
     "end_high": {"en": "at the high end", "tr": "üst uca"},
     # A rejection, with the server's sentence.

@@ -53,6 +53,7 @@ from okey101.engine.hand import (
     TableMeld,
     ThisTurn,
     apply,
+    extend_meld,
     finish_of,
 )
 from okey101.engine.legal import LegalMove, legal_actions, legal_moves, suggested_melds
@@ -156,6 +157,7 @@ __all__ = [
     "can_use",
     "deal",
     "decide",
+    "extend_meld",
     "face_name",
     "fallback_decision",
     "finish_of",
