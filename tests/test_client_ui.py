@@ -660,8 +660,10 @@ def test_the_last_discard_ends_the_hand_and_shows_the_score_sheet(tmp_path: Path
         assert "Score sheet after hand 1" in text
         assert "you finished" in text
         assert "-101" in text
-        # The reveal: each seat's points as its score lines say them.
+        # The reveal: every rack face up, each seat's points as its score lines say them.
         assert "finished -101 = -101" in text
+        assert "Bot 1 (not opened) K5 K6" in text and "Bot 2 (not opened) B1 B2" in text
+        assert "to 1,000" in text  # the match's target, on screen all along
         assert "rack (" in text or "never opened +202" in text
         # The match ends (as the table would say after the hand): the result replaces it.
         result = common_pb2.MatchResult(match_id="m-1", table_id=table.table_id, hands_played=1)
@@ -678,6 +680,59 @@ def test_the_last_discard_ends_the_hand_and_shows_the_score_sheet(tmp_path: Path
         await settle(pilot, app, lambda: not isinstance(app.screen, ScoreSheetScreen))
 
     run(tmp_path, state, 0, script)
+
+
+def test_the_reveal_in_turkish_says_the_match_totals_and_its_target(tmp_path: Path) -> None:
+    state, _last = finishing_position()
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        assert "1.000 puanlık maç" in screen_text(app)  # the title, all along
+        assert "seriyle açık (48)" in screen_text(app)  # its melds: R5 R6 R7 18, K10 B10 Y10 30
+        progress = common_pb2.MatchProgress(
+            match_id="m-1",
+            totals=[-101, 202, 202, 202],
+            hands_played=1,
+            match_end=common_pb2.MATCH_END_TARGET_TOTAL,
+            target_total=1000,
+        )
+        score = common_pb2.SeatScore(
+            seat=1, points=202, opened_as=common_pb2.OPENING_KIND_NOT_OPENED
+        )
+        score.lines.add(kind=common_pb2.SCORE_LINE_KIND_NEVER_OPENED, points=202)
+        result = common_pb2.HandResult(reason=common_pb2.HAND_END_REASON_FINISHED)
+        result.finish.winner_seat = 0
+        result.scores.append(score)
+        racks = [
+            common_pb2.RevealedRack(
+                seat=1,
+                tiles=[
+                    common_pb2.Tile(
+                        id=99, notation="K13", colour=common_pb2.COLOUR_BLACK, number=13
+                    )
+                ],
+            )
+        ]
+        table.sequence += 1
+        ended = common_pb2.Event(
+            sequence=table.sequence,
+            kind=common_pb2.EVENT_KIND_HAND_ENDED,
+            hand_number=1,
+            seat=0,
+            hand_result=result,
+            revealed_racks=racks,
+            match_progress=progress,
+        )
+        await table.stream.put(table_pb2.WatchTableResponse(event=ended))
+        await settle(pilot, app, lambda: isinstance(app.screen, ScoreSheetScreen))
+        text = screen_text(app)
+        assert "sen elini bitirdin" in text
+        assert "Bot 1 (açılmamış) 13" in text and "K13" not in text
+        assert "hiç açmadan +202 = 202" in text
+        assert (
+            "Maç: sen -101 · Bot 1 202 · Bot 2 202 · Bot 3 202 · 1.000 puanlık maç · 1. el" in text
+        )
+
+    run(tmp_path, state, 0, script, language="tr")
 
 
 def test_a_spectator_sees_no_rack_and_cannot_move(tmp_path: Path) -> None:

@@ -38,9 +38,11 @@ from okey101.client.i18n import Strings
 from okey101.client.model import (
     SheetRow,
     TableModel,
+    match_target,
     rows_from_results,
     score_reasons,
     sheet_rows,
+    view_target,
 )
 from okey101.client.port import Connect, TablePort
 from okey101.client.render import (
@@ -49,6 +51,7 @@ from okey101.client.render import (
     okey_tile,
     tile_text,
     tiles_plain,
+    tiles_text,
 )
 from okey101.client.resume import Reconnecting
 from okey101.client.screens import ConfirmScreen, PickMeldScreen, ScoreSheetScreen
@@ -404,9 +407,9 @@ class OkeyApp(App[int]):
         rules = _preset_name(view.rules.preset)
         key = "subtitle_watch" if self.spectator else "subtitle_table"
         table_id = self.port.table_id if self.port is not None else view.table_id
-        self.title_bar.update(
-            Text(f"{s('title')} · {s(key, table=table_id, rules=rules, hand=view.hand_number)}")
-        )
+        title = f"{s('title')} · {s(key, table=table_id, rules=rules, hand=view.hand_number)}"
+        target = view_target(s, view)
+        self.title_bar.update(Text(f"{title} · {target}" if target else title))
         for seat in range(4):
             self.seat_boxes[seat].show(view, self.model, seat)
         self._render_melds(view)
@@ -829,13 +832,7 @@ class OkeyApp(App[int]):
                 self.model.seat,
             )
             notes.append(s("sheet_from_table"))
-        revealed = self.model.hand_results.get(hand_number)
-        if revealed is not None:  # the hand's reveal: why each seat scored what it did
-            names = self.names()
-            for score in revealed.scores:
-                reasons = score_reasons(s, score)
-                if reasons and score.seat < len(names):
-                    notes.append(f"{names[score.seat]}: {reasons}")
+        reveal = self._reveal(hand_number)
         title = s("sheet_title", number=hand_number) if hand_number else s("sheet_title_now")
         result = self.model.match_result
         if final and result is not None:
@@ -843,7 +840,50 @@ class OkeyApp(App[int]):
             winners = [self.model.name(seat.seat) for seat in result.seats if seat.winner]
             notes.insert(0, s("result_winner", names=", ".join(winners)))
             notes.append(s("result_quit"))
-        return ScoreSheetScreen(title, self.names(), rows, s, notes)
+        return ScoreSheetScreen(title, self.names(), rows, s, notes, reveal, final=final)
+
+    def _reveal(self, hand_number: int) -> list[Text]:
+        """The hand's end, face up: each seat's rack, how it opened and why it scored what it
+        did (its score lines), then the match's totals and its target."""
+        s = self.strings
+        result = self.model.hand_results.get(hand_number)
+        if result is None:
+            return []
+        names = self.names()
+        racks = {rack.seat: rack for rack in self.model.revealed.get(hand_number, [])}
+        kinds = {
+            common_pb2.OPENING_KIND_RUNS: "opened_runs",
+            common_pb2.OPENING_KIND_PAIRS: "opened_pairs",
+        }
+        out = []
+        for score in result.scores:
+            if score.seat >= len(names):
+                continue
+            line = Text(f"{names[score.seat]}", style="bold")
+            line.append(f" ({s(kinds.get(score.opened_as, 'not_opened'))}) ", style="dim")
+            rack = racks.get(score.seat)
+            if rack is not None and rack.tiles:
+                line.append_text(tiles_text(rack.tiles, language=s.language))
+            elif rack is not None:
+                line.append(s("reveal_empty_rack"), style="dim")
+            reasons = score_reasons(s, score)
+            line.append("  " + (reasons or f"{score.points:+d}"))
+            out.append(line)
+        progress = self.model.progress.get(hand_number)
+        if progress is not None and progress.totals:
+            totals = " · ".join(
+                f"{names[seat]} {total}"
+                for seat, total in enumerate(progress.totals)
+                if seat < len(names)
+            )
+            target = match_target(
+                s, progress.match_end, progress.target_total, progress.match_hands
+            )
+            played = s("reveal_hands", played=progress.hands_played)
+            out.append(
+                Text(s("reveal_totals", totals=totals, target=f"{target} · {played}"), style="bold")
+            )
+        return out
 
     def action_sheet(self) -> None:
         view = self.model.view

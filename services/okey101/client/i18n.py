@@ -26,6 +26,8 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
         "en": "watching table {table} · {rules} · hand {hand}",
         "tr": "{table} masası izleniyor · {rules} · {hand}. el",
     },
+    "target_total": {"en": "to {target}", "tr": "{target} puanlık maç"},
+    "target_hands": {"en": "of {hands} hands", "tr": "{hands} ellik maç"},
     "logging_in": {"en": "Logging in…", "tr": "Giriş yapılıyor…"},
     "logged_in": {"en": "Logged in as {name}.", "tr": "{name} olarak giriş yaptın."},
     "queue_waiting": {
@@ -70,6 +72,8 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     "not_opened": {"en": "not opened", "tr": "açılmamış"},
     "opened_runs": {"en": "opened with runs", "tr": "seriyle açık"},
     "opened_pairs": {"en": "opened with pairs", "tr": "çiftle açık"},
+    "opened_pairs_count": {"en": "opened with {count} pairs", "tr": "{count} çiftle açık"},
+    "opened_runs_value": {"en": "opened with runs ({value})", "tr": "seriyle açık ({value})"},
     "penalty_points": {"en": "penalty +{points}", "tr": "ceza +{points}"},
     "last_discard": {"en": "discard {tile}", "tr": "attığı {tile}"},
     "no_discard": {"en": "no discard", "tr": "atılan yok"},
@@ -305,6 +309,9 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     "line_indicator": {"en": "indicator shown {points}", "tr": "gösterge gösterildi {points}"},
     "line_penalty": {"en": "penalty ({why}) {points}", "tr": "ceza ({why}) {points}"},
     "line_sum": {"en": "{lines} = {points}", "tr": "{lines} = {points}"},
+    "reveal_empty_rack": {"en": "no tiles left", "tr": "taş kalmadı"},
+    "reveal_totals": {"en": "Match: {totals} · {target}", "tr": "Maç: {totals} · {target}"},
+    "reveal_hands": {"en": "hand {played}", "tr": "{played}. el"},
     "sheet_from_table": {
         "en": "(from the table; the scoring service has not answered yet)",
         "tr": "(masadan; puan servisi henüz yanıt vermedi)",

@@ -57,6 +57,10 @@ class TableModel:
         self.names: dict[int, str] = {}
         #: Each hand's match totals before its result (SeatView.match_totals), by hand number.
         self.totals_before: dict[int, tuple[int, ...]] = {}
+        #: Each ended hand's racks, face up (HAND_ENDED's revealed_racks), by hand number.
+        self.revealed: dict[int, list[common_pb2.RevealedRack]] = {}
+        #: The match after each ended hand: totals and what ends it (HAND_ENDED).
+        self.progress: dict[int, common_pb2.MatchProgress] = {}
 
     # Views -------------------------------------------------------------------------------------
 
@@ -98,6 +102,9 @@ class TableModel:
             self.log.append(line)
         if kind == common_pb2.EVENT_KIND_HAND_ENDED:
             self.hand_results[event.hand_number] = event.hand_result
+            self.revealed[event.hand_number] = list(event.revealed_racks)
+            if event.HasField("match_progress"):
+                self.progress[event.hand_number] = event.match_progress
         if kind == common_pb2.EVENT_KIND_MATCH_ENDED:
             self.match_result = event.match_result
         return EventOutcome(
@@ -306,3 +313,31 @@ def rows_from_results(
         note = hand_note(strings, result.reason, winner, finish, name, own=own)
         rows.append(SheetRow(number, note, points, totals))
     return rows
+
+
+# --------------------------------------------------------------------------------------------
+# The match's target, as the title and the reveal say it
+
+
+def number_text(strings: Strings, value: int) -> str:
+    """``1,000`` in English, ``1.000`` in Turkish."""
+    text = f"{value:,}"
+    return text.replace(",", ".") if strings.language == "tr" else text
+
+
+def match_target(strings: Strings, match_end: int, target_total: int, match_hands: int) -> str:
+    """What ends the match: "to 1,000" / "1.000 puanlık maç", "of 8 hands" / "8 ellik maç";
+    empty where the rules do not say."""
+    if match_end == common_pb2.MATCH_END_TARGET_TOTAL and target_total:
+        return strings("target_total", target=number_text(strings, target_total))
+    if match_end == common_pb2.MATCH_END_FIXED_HANDS and match_hands:
+        return strings("target_hands", hands=match_hands)
+    return ""
+
+
+def view_target(strings: Strings, view: common_pb2.SeatView) -> str:
+    """The match's target from a view's rule set (the rules' own default where unset)."""
+    rules = view.rules
+    target = rules.match_target if rules.HasField("match_target") else 1000
+    hands = rules.match_hands if rules.HasField("match_hands") else 0
+    return match_target(strings, rules.match_end, target, hands)

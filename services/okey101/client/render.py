@@ -149,6 +149,9 @@ def meld_text(meld: common_pb2.Meld, language: str = "en") -> Text:
         if (item.tile.wild or item.tile.false_joker) and item.HasField("stands_for"):
             part.append("=", style="grey50")
             part.append_text(face_text(item.stands_for, language))
+        elif item.tile.wild and meld.kind == common_pb2.MELD_KIND_SET and meld.number:
+            # A set of three: the okey is its number in a colour not decided yet.
+            part.append(f"={meld.number}", style="grey50")
         parts.append(part)
     return Text(" ").join(parts)
 
@@ -159,6 +162,8 @@ def meld_plain(meld: common_pb2.Meld, language: str = "en") -> str:
         label = tile_plain(item.tile, language)
         if (item.tile.wild or item.tile.false_joker) and item.HasField("stands_for"):
             label += f"={face_name(item.stands_for, language)}"
+        elif item.tile.wild and meld.kind == common_pb2.MELD_KIND_SET and meld.number:
+            label += f"={meld.number}"
         parts.append(label)
     return (", " if language == "tr" else " ").join(parts)
 

@@ -47,11 +47,7 @@ class SeatBox(Static):
         lines.append(
             Text(f"{s('tile_count', count=public.tile_count)} · {s('match_total', points=total)}")
         )
-        opened = {
-            common_pb2.OPENING_KIND_RUNS: s("opened_runs"),
-            common_pb2.OPENING_KIND_PAIRS: s("opened_pairs"),
-        }.get(public.opened_as, s("not_opened"))
-        line = Text(opened)
+        line = Text(opened_label(view, seat, model))
         if public.penalty_points:
             line.append(" · ")
             line.append(s("penalty_points", points=public.penalty_points), style="red")
@@ -66,6 +62,21 @@ class SeatBox(Static):
         to_move = view.turn == seat and view.phase != common_pb2.PHASE_ENDED
         self.set_class(to_move, "to-move")
         self.set_class(view.HasField("seat") and view.seat == seat, "mine")
+
+
+def opened_label(view: common_pb2.SeatView, seat: int, model: TableModel) -> str:
+    """How a seat opened: "opened with 5 pairs" (its pairs on the table), "opened with runs
+    (128)" (what its melds on the table are worth), "not opened"."""
+    s = model.strings
+    public = view.seats[seat] if seat < len(view.seats) else common_pb2.SeatPublic(seat=seat)
+    owned = [item.meld for item in view.table if item.owner_seat == seat]
+    if public.opened_as == common_pb2.OPENING_KIND_PAIRS:
+        pairs = sum(1 for meld in owned if meld.kind == common_pb2.MELD_KIND_PAIR)
+        return s("opened_pairs_count", count=pairs) if pairs else s("opened_pairs")
+    if public.opened_as == common_pb2.OPENING_KIND_RUNS:
+        value = sum(meld.value for meld in owned if meld.kind != common_pb2.MELD_KIND_PAIR)
+        return s("opened_runs_value", value=value) if value else s("opened_runs")
+    return s("not_opened")
 
 
 class RackView(Widget):
