@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -812,3 +813,49 @@ def test_a_client_that_cannot_find_a_table_exits_with_status_1_and_says_why() ->
     code, said = asyncio.run(main())
     assert code == 1
     assert said == Strings("tr")("no_table")
+
+
+def test_the_readme_screenshot_is_drawn_from_a_real_position(tmp_path: Path) -> None:
+    """docs/terminal-client.svg comes from here: ``make screenshot`` runs this test with
+    OKEY_SCREENSHOT set to the file to write (else it is written to a temporary one)."""
+    import os
+    from datetime import UTC, datetime, timedelta
+
+    base, _ = laid_off_position()
+    state, rack = with_rack(
+        base,
+        ["B3", "B4", "B5", "R8", "K2", "K3", "Y4", "Y9", "Y11", "B12", "FJ", "R1", "K12"],
+    )
+    import dataclasses
+
+    table_melds = (base.table[0], TableMeld(base.table[1].meld, 2))
+    state = dataclasses.replace(state, table=table_melds)
+    out = Path(os.environ.get("OKEY_SCREENSHOT") or tmp_path / "terminal-client.svg")
+    deadline = datetime.now(UTC) + timedelta(seconds=38)
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        # What the log shows: the others' draws, as the stream tells them.
+        for seat in (1, 2, 3):
+            table.sequence += 1
+            event = common_pb2.Event(
+                sequence=table.sequence, kind=common_pb2.EVENT_KIND_DREW, seat=seat
+            )
+            await table.stream.put(table_pb2.WatchTableResponse(event=event))
+        await settle(pilot, app, lambda: not app.model.stale and len(app.model.log) >= 3)
+        app.model.deadline = deadline  # the turn's timer, as a table's view would set it
+        for tile in rack[:3]:
+            await put_cursor(app, pilot, tile.id)
+            await pilot.press("space")
+        await settle(pilot, app, lambda: "melds worth 12" in app.selection_text.plain)
+        await pilot.pause(0.6)  # a tick of the timer
+        app.save_screenshot(filename=out.name, path=str(out.parent))
+        svg = out.read_text(encoding="utf-8")
+        for seen in (
+            "Your&#160;turn",
+            "to&#160;1,000",
+            "melds&#160;worth&#160;12",
+        ):
+            assert seen in svg, seen
+        assert re.search(r">3\d&#160;s<", svg)  # the turn's timer
+
+    run(tmp_path, state, 0, script)
