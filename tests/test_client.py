@@ -117,10 +117,54 @@ def test_the_rack_keeps_the_players_order_and_follows_new_views() -> None:
     rack.toggle()
     rack.close_group()
     assert rack.groups == [[5, 30]] and rack.selected == []
-    rack.sync([9, 30, 77])  # 5 was played, 77 drawn
-    assert rack.order == [9, 30, 77]
+    rack.sync([9, 30, 77])  # 5 was played (its slot left empty), 77 drawn
+    assert rack.order == [9, moves.GAP, 30, 77]
     assert rack.groups == [[30]]
     assert rack.cursor <= 2
+
+
+def test_the_rack_is_arranged_freely_with_gaps_and_the_arrangement_is_kept() -> None:
+    gap = moves.GAP
+    rack = moves.Rack()
+    rack.sync([1, 2, 3, 4])
+    rack.cursor = 2
+    rack.insert_gap()  # 1 2 _ 3 4
+    assert rack.order == [1, 2, gap, 3, 4] and rack.at_cursor is None
+    rack.cursor = 0
+    rack.shift(2)  # into the gap: _ 2 1 3 4
+    assert rack.order == [gap, 2, 1, 3, 4] and rack.at_cursor == 1
+    rack.cursor = 4
+    rack.shift(6)  # past the last tile: the slots between stay empty
+    assert rack.order == [gap, 2, 1, 3, gap, gap, gap, gap, gap, gap, 4]
+    assert rack.tiles == [2, 1, 3, 4]
+    # A new view: a tile gone leaves its slot empty, a new one goes after the last tile.
+    rack.sync([1, 2, 4, 9])
+    assert rack.order == [gap, 2, 1, gap, gap, gap, gap, gap, gap, gap, 4, 9]
+    rack.cursor = 3
+    rack.remove_gap()
+    assert rack.order == [gap, 2, 1, gap, gap, gap, gap, gap, gap, 4, 9]
+    # Kept and restored (a restart in the same hand): the slots as they were.
+    again = moves.Rack()
+    again.restore(rack.arrangement(), [9, 4, 2, 1])
+    assert again.order == rack.order
+    # The cursor reaches every slot of the two rows, empty ones too; sorting closes the gaps.
+    rack.move(100)
+    assert rack.cursor == moves.SLOTS - 1 and rack.at_cursor is None
+    rack.sort()
+    assert gap not in rack.order and sorted(rack.order) == [1, 2, 4, 9]
+
+
+def test_the_log_and_the_arrangement_are_kept_per_table(tmp_path: Path) -> None:
+    from okey101.client.memory import Kept, TableMemory
+
+    memory = TableMemory(tmp_path)
+    assert memory.load("t-1") == Kept()
+    memory.save("t-1", Kept(["Maç başladı."], "h-1", [3, moves.GAP, 5]))
+    assert memory.load("t-1") == Kept(["Maç başladı."], "h-1", [3, moves.GAP, 5])
+    assert memory.load("t-2") == Kept()
+    assert stat.S_IMODE(memory.path("t-1").stat().st_mode) == 0o600
+    memory.path("t-1").write_text("not json", encoding="utf-8")
+    assert memory.load("t-1") == Kept()  # never authoritative: unreadable is forgotten
 
 
 def test_selection_order_is_kept_and_marks_say_it() -> None:

@@ -35,6 +35,7 @@ from textual.widgets import Footer, RichLog, Static
 from okey101.client import layoff, moves
 from okey101.client.errors import RETRYABLE, Rejection
 from okey101.client.i18n import Strings
+from okey101.client.memory import Kept, TableMemory
 from okey101.client.model import (
     SheetRow,
     TableModel,
@@ -88,6 +89,8 @@ _MOVE_ACTIONS = frozenset(
         "show_indicator",
         "cursor",
         "shift",
+        "insert_gap",
+        "remove_gap",
     }
 )
 
@@ -122,8 +125,12 @@ class OkeyApp(App[int]):
         spectator: bool = False,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         check_delay: float = 0.15,
+        memory: TableMemory | None = None,
     ) -> None:
         super().__init__()
+        #: Where the log and the rack's arrangement are kept across a restart (None: nowhere).
+        self.memory = memory
+        self._kept = Kept()
         self.connect = connect
         self.strings = strings
         self.spectator = spectator
@@ -190,7 +197,11 @@ class OkeyApp(App[int]):
         self.bind("down", f"cursor({moves.ROW})", show=False)
         self.bind("shift+left,comma", "shift(-1)", show=False)
         self.bind("shift+right,full_stop", "shift(1)", show=False)
+        self.bind("minus", "insert_gap", description=s("key_gap"), key_display="-")
+        self.bind("backspace", "remove_gap", show=False)
         plain = {
+            "minus": "insert_gap",
+            "backspace": "remove_gap",
             "d": "draw",
             "t": "take",
             "space": "select_tile",
@@ -258,8 +269,17 @@ class OkeyApp(App[int]):
         self._follow()
 
     async def on_unmount(self) -> None:
+        self._keep()
         if self.port is not None:
             await self.port.close()
+
+    def _keep(self) -> None:
+        """Keep the log and the rack's arrangement for coming back (``memory``)."""
+        view = self.model.view
+        if self.memory is None or self.port is None or self.spectator or view is None:
+            return
+        self._kept = Kept(list(self.model.log), view.hand_id, self._rack().arrangement())
+        self.memory.save(self.port.table_id, self._kept)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in _MOVE_ACTIONS and (self.spectator or isinstance(self.screen, ModalScreen)):
@@ -297,6 +317,12 @@ class OkeyApp(App[int]):
             return
         self.port = port
         self.model.seat = port.seat
+        if self.memory is not None and not self.spectator:
+            # Back at a table: its log as it was, and the rack as it was arranged.
+            self._kept = self.memory.load(port.table_id)
+            for line in self._kept.log:
+                self.model.log.append(line)
+                self.log_view.write(line)
         self._progress(self.strings("waiting_for_deal"))
         reconnecting = False
 
@@ -343,7 +369,10 @@ class OkeyApp(App[int]):
         rack = self.rack_view
         rack.view = view
         rack.rack.sync(moves.rack_ids(view))
-        if previous is None or previous.hand_id != view.hand_id:
+        if previous is None and self._kept.arrangement and self._kept.hand_id == view.hand_id:
+            # Back in the same hand: the rack as the player had arranged it.
+            rack.rack.restore(self._kept.arrangement, moves.rack_ids(view))
+        elif previous is None or previous.hand_id != view.hand_id:
             # A new rack (the first view, a new deal): nothing selected, sorted by colour.
             rack.rack.clear()
             rack.rack.sort()
@@ -533,6 +562,14 @@ class OkeyApp(App[int]):
 
     def action_shift(self, step: int) -> None:
         self._rack().shift(step)
+        self.rack_view.refresh()
+
+    def action_insert_gap(self) -> None:
+        self._rack().insert_gap()
+        self.rack_view.refresh()
+
+    def action_remove_gap(self) -> None:
+        self._rack().remove_gap()
         self.rack_view.refresh()
 
     def action_select_tile(self) -> None:

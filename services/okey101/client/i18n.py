@@ -338,6 +338,7 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     "key_sheet": {"en": "score sheet", "tr": "puanlar"},
     "key_quit": {"en": "quit", "tr": "çık"},
     "key_space": {"en": "space", "tr": "boşluk"},
+    "key_gap": {"en": "gap", "tr": "ara aç"},
     # The simulate command.
     "sim_match": {
         "en": "Match {number} of {count} at table {table} ({rules})",

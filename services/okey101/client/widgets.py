@@ -100,15 +100,17 @@ class RackView(Widget):
         by_id = {item.tile.id: item for item in self.view.rack}
         marks = self.rack.marks()
         out = Text()
-        for start in range(0, max(len(self.rack.order), 1), moves.ROW):
-            row = self.rack.order[start : start + moves.ROW]
+        slots = self.rack.order + [moves.GAP] * (self.rack.slots - len(self.rack.order))
+        for start in range(0, len(slots), moves.ROW):
+            row = slots[start : start + moves.ROW]
             tiles = Text()
             under = Text()
             for place, tile_id in enumerate(row, start=start):
                 item = by_id.get(tile_id)
-                if item is None:
-                    continue
-                cell = rack_tile_text(item, width=TILE_WIDTH, language=self.language)
+                if item is None:  # an empty slot of the ıstaka
+                    cell = Text("·".ljust(TILE_WIDTH), style="grey39")
+                else:
+                    cell = rack_tile_text(item, width=TILE_WIDTH, language=self.language)
                 if place == self.rack.cursor:
                     cell.stylize(Style(reverse=True))
                 tiles.append_text(cell)
