@@ -26,6 +26,7 @@ from okey.v1 import common_pb2, rules_pb2, rules_pb2_grpc, scoring_pb2, table_pb
 from okey101.client import moves
 from okey101.client.app import OkeyApp
 from okey101.client.i18n import Strings
+from okey101.client.memory import TableMemory
 from okey101.client.resume import Reconnecting
 from okey101.client.screens import ConfirmScreen, PickMeldScreen, ScoreSheetScreen
 from okey101.engine.actions import End
@@ -189,6 +190,7 @@ def run(
     script: Callable[[OkeyApp, Any, RulesTable], Any],
     *,
     language: str = "en",
+    memory: TableMemory | None = None,
 ) -> None:
     """Start RulesService, run the app on a ``RulesTable`` over ``state``, run ``script``."""
 
@@ -214,6 +216,7 @@ def run(
                 Strings("tr" if language == "tr" else "en"),  # type: ignore[arg-type]
                 spectator=seat is None,
                 check_delay=0,
+                memory=memory,
             )
             async with app.run_test(size=SIZE) as pilot:
                 await settle(pilot, app, lambda: app.model.view is not None)
@@ -650,6 +653,36 @@ def test_q_asks_first_at_a_live_table(tmp_path: Path) -> None:
         await settle(pilot, app, lambda: app.return_code == 0)
 
     run(tmp_path, state, state.turn, script)
+
+
+def test_coming_back_to_the_table_keeps_the_log_and_the_racks_gaps(tmp_path: Path) -> None:
+    state = dealt(7)
+    memory = TableMemory(tmp_path)
+    arranged: list[int] = []
+    other = (state.turn + 1) % 4
+    line = f"Bot {other} drew from the stock."
+
+    async def leave(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        table.sequence += 1
+        event = common_pb2.Event(
+            sequence=table.sequence, kind=common_pb2.EVENT_KIND_DREW, seat=other
+        )
+        await table.stream.put(table_pb2.WatchTableResponse(event=event))
+        await settle(pilot, app, lambda: line in app.model.log)
+        await pilot.press("right", "right", "minus", "right", "right", "minus")
+        arranged.extend(app.rack_view.rack.order)
+        assert arranged.count(moves.GAP) == 2
+        await pilot.press("q")
+        await settle(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await settle(pilot, app, lambda: app.return_code == 0)
+
+    async def come_back(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        assert line in app.model.log and line in screen_text(app)
+        assert app.rack_view.rack.order == arranged
+
+    run(tmp_path / "first", state, state.turn, leave, memory=memory)
+    run(tmp_path / "again", state, state.turn, come_back, memory=memory)
 
 
 def test_the_last_discard_ends_the_hand_and_shows_the_score_sheet(tmp_path: Path) -> None:
