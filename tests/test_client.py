@@ -273,7 +273,7 @@ def test_events_are_told_in_the_players_language_with_names() -> None:
     own.CopyFrom(discard)
     own.sequence, own.seat = 4, 1
     model.on_event(own)
-    assert model.log[-1] == "kırmızı 7 attın."
+    assert model.log[-1] == "Kırmızı 7 attın."  # a sentence starts with a capital
     # Every sentence with a subject has the viewer's own, the verb agreeing ("sen dağıttın").
     dealt = common_pb2.Event(
         sequence=6,

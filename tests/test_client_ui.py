@@ -712,6 +712,7 @@ def test_the_last_discard_ends_the_hand_and_shows_the_score_sheet(tmp_path: Path
         await table.stream.put(table_pb2.WatchTableResponse(event=ended))
         await settle(pilot, app, lambda: "Match over" in screen_text(app))
         assert "Winner: you" in screen_text(app)
+        assert "finished -101 = -101" in screen_text(app)  # the last hand's reveal, still
         await pilot.press("enter")
         await settle(pilot, app, lambda: not isinstance(app.screen, ScoreSheetScreen))
 

@@ -219,9 +219,10 @@ def test_errors_survive_pickling(cls: type[OkeyError]) -> None:
 
 
 def test_turkish_sentences_name_tiles_by_their_colour_words() -> None:
-    assert render("TILE_NOT_IN_RACK", "tr", {"tile": "K13"}) == "siyah 13 ıstakanda yok."
-    assert render("TILE_NOT_IN_RACK", "tr", {"tile": "R7"}) == "kırmızı 7 ıstakanda yok."
-    assert render("TILE_NOT_IN_RACK", "tr", {"tile": "FJ"}) == "sahte okey ıstakanda yok."
+    assert render("TILE_NOT_IN_RACK", "tr", {"tile": "K13"}) == "Siyah 13 ıstakanda yok."
+    assert render("TILE_NOT_IN_RACK", "tr", {"tile": "R7"}) == "Kırmızı 7 ıstakanda yok."
+    assert render("TILE_NOT_IN_RACK", "tr", {"tile": "FJ"}) == "Sahte okey ıstakanda yok."
+    assert render("TAKEN_TILE_THROWN_BACK", "tr", {"tile": "Y2"}).startswith("Sarı 2 taşını")
     assert render("TILE_NOT_IN_RACK", "en", {"tile": "K13"}) == "K13 is not on your rack."
     # A mistyped tile is quoted back as typed.
     assert render("UNKNOWN_TILE", "tr", {"tile": "K14"}).startswith("'K14' bir taş değil")

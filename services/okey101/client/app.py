@@ -472,7 +472,7 @@ class OkeyApp(App[int]):
         s = self.strings
         phase = s(_PHASE_KEYS.get(view.phase, "phase_ended"))
         if view.phase == common_pb2.PHASE_ENDED:
-            turn = Text(phase, style="bold")
+            turn = Text(s("hand_over"), style="bold")
         elif view.HasField("seat") and view.turn == view.seat:
             turn = Text("▶ " + s("turn_you", phase=phase), style="bold yellow")
         else:
@@ -869,7 +869,11 @@ class OkeyApp(App[int]):
                 self.model.seat,
             )
             notes.append(s("sheet_from_table"))
-        reveal = self._reveal(hand_number)
+        # The match's result shows the last hand's reveal too.
+        shown = hand_number
+        if shown not in self.model.hand_results and final:
+            shown = max(self.model.hand_results, default=hand_number)
+        reveal = self._reveal(shown)
         title = s("sheet_title", number=hand_number) if hand_number else s("sheet_title_now")
         result = self.model.match_result
         if final and result is not None:

@@ -12,6 +12,8 @@ import string
 from collections.abc import Mapping
 from typing import Final, Literal
 
+from okey101.engine.messages import sentence_case
+
 Language = Literal["en", "tr"]
 LANGUAGES: Final[tuple[Language, ...]] = ("en", "tr")
 
@@ -86,6 +88,7 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     "phase_draw": {"en": "draw or take", "tr": "çek ya da al"},
     "phase_play": {"en": "play, then discard", "tr": "oyna, sonra at"},
     "phase_ended": {"en": "the hand is over", "tr": "el bitti"},
+    "hand_over": {"en": "The hand is over", "tr": "El bitti"},
     "seconds_left": {"en": "{seconds} s", "tr": "{seconds} sn"},
     "stock": {"en": "stock {count}", "tr": "ortada {count}"},
     "indicator": {"en": "indicator {tile}", "tr": "gösterge {tile}"},
@@ -363,7 +366,10 @@ class Strings:
 
     def __call__(self, key: str, /, **params: object) -> str:
         template = CATALOGUE[key][self.language]
-        return template.format_map(_Lenient(params))
+        text = template.format_map(_Lenient(params))
+        if template.startswith("{tile}") and template.rstrip().endswith((".", "?", "!")):
+            return sentence_case(text, self.language)  # "Kırmızı 7 attın."
+        return text
 
     @property
     def locale(self) -> str:

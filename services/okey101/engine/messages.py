@@ -328,6 +328,15 @@ def tile_name(notation: str, language: str) -> str:
     return notation
 
 
+def sentence_case(text: str, language: str) -> str:
+    """``text`` with its first letter a capital, the Turkish way in Turkish (i -> İ, ı -> I):
+    a sentence that starts with a tile's name ("siyah 13 ıstakanda yok.") starts a sentence."""
+    if not text:
+        return text
+    special = {"i": "İ", "ı": "I"} if language == "tr" else {}
+    return special.get(text[0], text[0].upper()) + text[1:]
+
+
 def render(code: str, language: str, params: Mapping[str, object]) -> str:
     """The sentence for ``code`` in ``language`` (English if the language is not known); a
     ``tile`` parameter is named as ``tile_name`` says (the params themselves keep the
@@ -339,6 +348,8 @@ def render(code: str, language: str, params: Mapping[str, object]) -> str:
     tile = params.get("tile")
     if language == "tr" and isinstance(tile, str) and code != "UNKNOWN_TILE":
         params = {**params, "tile": tile_name(tile, language)}
+        if template.startswith("{tile}"):
+            return sentence_case(template.format_map(_Lenient(params)), language)
     try:
         return template.format(**params)
     except (KeyError, IndexError):
