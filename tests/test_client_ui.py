@@ -444,6 +444,13 @@ def test_a_discard_that_costs_101_asks_first(tmp_path: Path) -> None:
         await pilot.press("n")
         await settle(pilot, app, lambda: not isinstance(app.screen, ConfirmScreen))
         assert table.acts == []  # kept
+        # A game key closes the question as "no" and is played: the cursor moves on.
+        await pilot.press("x")
+        await settle(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("left")
+        await settle(pilot, app, lambda: not isinstance(app.screen, ConfirmScreen))
+        assert table.acts == [] and app.rack_view.rack.at_cursor != okey.id
+        await put_cursor(app, pilot, okey.id)
         await pilot.press("x")
         await settle(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
