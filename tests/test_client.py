@@ -490,3 +490,33 @@ def test_a_seats_points_are_told_line_by_line() -> None:
     assert english.endswith("= 351") and "penalty (" in english
     assert score_reasons(Strings("tr"), score).startswith("ıstaka (3 taş) +24")
     assert score_reasons(Strings("en"), common_pb2.SeatScore(points=0)) == ""
+
+
+def test_an_okey_in_a_set_of_three_shows_its_number_and_a_pairs_opener_its_pairs() -> None:
+    from okey101.client.render import meld_plain, meld_text
+    from okey101.client.widgets import opened_label
+
+    okey = common_pb2.Tile(id=60, notation="B4", colour=common_pb2.COLOUR_BLUE, number=4, wild=True)
+    sevens = [
+        common_pb2.Tile(id=12, notation="R7", colour=common_pb2.COLOUR_RED, number=7),
+        common_pb2.Tile(id=38, notation="Y7", colour=common_pb2.COLOUR_YELLOW, number=7),
+    ]
+    meld = common_pb2.Meld(kind=common_pb2.MELD_KIND_SET, number=7, value=21)
+    for tile in sevens:
+        meld.tiles.add(tile=tile)
+    meld.tiles.add(tile=okey)  # its colour is not decided until the set has four
+    assert meld_plain(meld) == "R7 Y7 ★B4=7"
+    assert meld_text(meld, "tr").plain == "7 7 ★4=7"
+    assert meld_plain(meld, "tr") == "kırmızı 7, sarı 7, ★mavi 4=7"
+    view = common_pb2.SeatView(seat=0)
+    view.seats.add(seat=0, opened_as=common_pb2.OPENING_KIND_PAIRS)
+    view.seats.add(seat=1, opened_as=common_pb2.OPENING_KIND_RUNS)
+    pair = common_pb2.Meld(kind=common_pb2.MELD_KIND_PAIR)
+    for index in range(5):
+        view.table.add(index=index, owner_seat=0, meld=pair)
+    view.table.add(index=5, owner_seat=1, meld=meld)
+    model = TableModel(Strings("en"), seat=0)
+    assert opened_label(view, 0, model) == "opened with 5 pairs"
+    assert opened_label(view, 1, model) == "opened with runs (21)"
+    model.strings = Strings("tr")
+    assert opened_label(view, 0, model) == "5 çiftle açık"

@@ -308,7 +308,7 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     "line_okey_in_hand": {"en": "okey ×{count} {points}", "tr": "elde okey ×{count} {points}"},
     "line_doubled": {"en": "×2 ({why}) {points}", "tr": "×2 ({why}) {points}"},
     "line_opened_with_pairs": {"en": "opened with pairs", "tr": "çiftle açılmış"},
-    "line_capped": {"en": "capped {points}", "tr": "sınır {points}"},
+    "line_capped": {"en": "capped {points}", "tr": "üst sınır {points}"},
     "line_indicator": {"en": "indicator shown {points}", "tr": "gösterge gösterildi {points}"},
     "line_penalty": {"en": "penalty ({why}) {points}", "tr": "ceza ({why}) {points}"},
     "line_sum": {"en": "{lines} = {points}", "tr": "{lines} = {points}"},
