@@ -662,6 +662,27 @@ def test_q_asks_first_at_a_live_table(tmp_path: Path) -> None:
     run(tmp_path, state, state.turn, script)
 
 
+def test_q_during_another_question_asks_about_leaving(tmp_path: Path) -> None:
+    state = dealt_where(lambda s: any(s.okey.is_wild(t) for t in s.seats[s.turn].rack))
+    okey = next(t for t in state.seats[state.turn].rack if state.okey.is_wild(t))
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        await put_cursor(app, pilot, okey.id)
+        await pilot.press("x")  # a +101 discard asks first
+        await settle(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("q")  # not a yes to leaving: it asks
+        await settle(
+            pilot,
+            app,
+            lambda: isinstance(app.screen, ConfirmScreen) and app.screen.leaving,
+        )
+        assert app.return_code is None and table.acts == []
+        await pilot.press("q")  # q twice: yes
+        await settle(pilot, app, lambda: app.return_code == 0)
+
+    run(tmp_path, state, state.turn, script)
+
+
 def test_coming_back_to_the_table_keeps_the_log_and_the_racks_gaps(tmp_path: Path) -> None:
     state = dealt(7)
     memory = TableMemory(tmp_path)

@@ -944,7 +944,7 @@ class OkeyApp(App[int]):
             and view is not None
             and self.model.match_result is None
         )
-        if not live or isinstance(self.screen, ConfirmScreen):
+        if not live:
             self.exit(0)
             return
         s = self.strings
@@ -953,7 +953,9 @@ class OkeyApp(App[int]):
             if yes:
                 self.exit(0)
 
-        self.push_screen(ConfirmScreen(s("confirm_leave"), s("leave_yes"), s("leave_no")), answered)
+        question = ConfirmScreen(s("confirm_leave"), s("leave_yes"), s("leave_no"))
+        question.leaving = True
+        self.push_screen(question, answered)
 
 
 # --------------------------------------------------------------------------------------------

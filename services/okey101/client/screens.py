@@ -68,6 +68,8 @@ class ConfirmScreen(GameKeys, ModalScreen[bool]):
     def __init__(self, question: str, yes: str, no: str) -> None:
         super().__init__()
         self.question, self.yes, self.no = question, yes, no
+        #: The question is whether to leave the table (a second q answers yes).
+        self.leaving = False
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -78,6 +80,12 @@ class ConfirmScreen(GameKeys, ModalScreen[bool]):
         self.dismiss(answer)
 
     def on_key(self, event: events.Key) -> None:
+        if event.key == "q":  # leave: asked about in its turn (a second q is the yes)
+            event.stop()
+            self.dismiss(self.leaving)
+            if not self.leaving:
+                self.app.call_later(self.app.run_action, "quit_client")
+            return
         self._close_and_play(self, False, event)
 
 
