@@ -11,7 +11,7 @@ GEN_STAMP := $(GEN)/.generated
 # The tag the stable API is checked against (make lint: buf breaking).
 API_TAG := api-v1
 
-.PHONY: help install gen run test lint typecheck unit bench clean docs k8s soak
+.PHONY: help install gen run test lint typecheck unit bench clean docs k8s soak screenshot
 
 help:
 	@echo "make run    set up and start the stack (services arrive issue by issue)"
@@ -21,6 +21,7 @@ help:
 	@echo "make bench  benchmarks that print figures"
 	@echo "make soak   the long versions of the abuse and fault tests, and a 30-minute load run"
 	@echo "make docs   regenerate docs/api.md from the protos' comments"
+	@echo "make screenshot  redraw docs/terminal-client.svg (the README's) from a real position"
 	@echo "make k8s    render every k8s/ overlay into build/k8s/<overlay>.yaml"
 
 $(BIN)/python:
@@ -112,6 +113,11 @@ k8s: install
 		$(KUBECTL) kustomize k8s/overlays/$$overlay > build/k8s/$$overlay.yaml || exit 1; \
 		echo "build/k8s/$$overlay.yaml"; \
 	done
+
+# The README's screenshot of the terminal client, drawn by a test from a real position.
+screenshot: install
+	OKEY_SCREENSHOT=$(abspath docs/terminal-client.svg) $(BIN)/pytest -q -p no:xdist \
+		tests/test_client_ui.py -k readme_screenshot
 
 # The API reference, generated from the protos' comments (a test checks it is up to date).
 docs: install

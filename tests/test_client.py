@@ -44,6 +44,18 @@ def test_every_sentence_exists_in_both_languages_with_the_same_parameters() -> N
         assert entry["en"].strip() and entry["tr"].strip(), key
 
 
+def test_every_sentence_with_a_subject_has_the_viewers_own_form() -> None:
+    """A sentence built from a seat's name and a verb ("{name} dağıttı") cannot take "sen" in
+    the name's place (the verb must agree: "sen dağıttın"): each has an ``_own`` sentence."""
+    for key, entry in CATALOGUE.items():
+        if key.startswith("ev_") and "{name}" in entry["en"] and not key.endswith("_own"):
+            assert f"{key}_own" in CATALOGUE, key
+    assert "sheet_finished_by_own" in CATALOGUE
+    # Colour letters never reach a Turkish sentence's template (K reads as kırmızı).
+    for key, entry in CATALOGUE.items():
+        assert not re.search(r"\b[RYBK]\d{1,2}\b", entry["tr"]), key
+
+
 def test_every_key_the_client_uses_is_in_the_catalogue() -> None:
     """Keys are found the way the code uses them: a string literal as the first argument of a
     ``strings(...)``/``s(...)`` call, and the literals of the key tables."""
@@ -105,10 +117,54 @@ def test_the_rack_keeps_the_players_order_and_follows_new_views() -> None:
     rack.toggle()
     rack.close_group()
     assert rack.groups == [[5, 30]] and rack.selected == []
-    rack.sync([9, 30, 77])  # 5 was played, 77 drawn
-    assert rack.order == [9, 30, 77]
+    rack.sync([9, 30, 77])  # 5 was played (its slot left empty), 77 drawn
+    assert rack.order == [9, moves.GAP, 30, 77]
     assert rack.groups == [[30]]
     assert rack.cursor <= 2
+
+
+def test_the_rack_is_arranged_freely_with_gaps_and_the_arrangement_is_kept() -> None:
+    gap = moves.GAP
+    rack = moves.Rack()
+    rack.sync([1, 2, 3, 4])
+    rack.cursor = 2
+    rack.insert_gap()  # 1 2 _ 3 4
+    assert rack.order == [1, 2, gap, 3, 4] and rack.at_cursor is None
+    rack.cursor = 0
+    rack.shift(2)  # into the gap: _ 2 1 3 4
+    assert rack.order == [gap, 2, 1, 3, 4] and rack.at_cursor == 1
+    rack.cursor = 4
+    rack.shift(6)  # past the last tile: the slots between stay empty
+    assert rack.order == [gap, 2, 1, 3, gap, gap, gap, gap, gap, gap, 4]
+    assert rack.tiles == [2, 1, 3, 4]
+    # A new view: a tile gone leaves its slot empty, a new one goes after the last tile.
+    rack.sync([1, 2, 4, 9])
+    assert rack.order == [gap, 2, 1, gap, gap, gap, gap, gap, gap, gap, 4, 9]
+    rack.cursor = 3
+    rack.remove_gap()
+    assert rack.order == [gap, 2, 1, gap, gap, gap, gap, gap, gap, 4, 9]
+    # Kept and restored (a restart in the same hand): the slots as they were.
+    again = moves.Rack()
+    again.restore(rack.arrangement(), [9, 4, 2, 1])
+    assert again.order == rack.order
+    # The cursor reaches every slot of the two rows, empty ones too; sorting closes the gaps.
+    rack.move(100)
+    assert rack.cursor == moves.SLOTS - 1 and rack.at_cursor is None
+    rack.sort()
+    assert gap not in rack.order and sorted(rack.order) == [1, 2, 4, 9]
+
+
+def test_the_log_and_the_arrangement_are_kept_per_table(tmp_path: Path) -> None:
+    from okey101.client.memory import Kept, TableMemory
+
+    memory = TableMemory(tmp_path)
+    assert memory.load("t-1") == Kept()
+    memory.save("t-1", Kept(["Maç başladı."], "h-1", [3, moves.GAP, 5]))
+    assert memory.load("t-1") == Kept(["Maç başladı."], "h-1", [3, moves.GAP, 5])
+    assert memory.load("t-2") == Kept()
+    assert stat.S_IMODE(memory.path("t-1").stat().st_mode) == 0o600
+    memory.path("t-1").write_text("not json", encoding="utf-8")
+    assert memory.load("t-1") == Kept()  # never authoritative: unreadable is forgotten
 
 
 def test_selection_order_is_kept_and_marks_say_it() -> None:
@@ -202,7 +258,8 @@ def test_events_are_told_in_the_players_language_with_names() -> None:
         tiles=[common_pb2.Tile(id=12, notation="R7")],
     )
     model.on_event(discard)
-    assert model.log[-1] == "Ayşe R7 attı."
+    # In Turkish a tile is named by its colour's word: K would read as kırmızı.
+    assert model.log[-1] == "Ayşe kırmızı 7 attı."
     drew = common_pb2.Event(
         sequence=3,
         kind=common_pb2.EVENT_KIND_DREW,
@@ -210,16 +267,36 @@ def test_events_are_told_in_the_players_language_with_names() -> None:
         private_tiles=[common_pb2.Tile(id=3, notation="R2")],
     )
     model.on_event(drew)
-    assert model.log[-1] == "Ortadan R2 çektin."
+    assert model.log[-1] == "Ortadan kırmızı 2 çektin."
     # The viewer's own moves are told to them ("you"), in their language's grammar.
     own = common_pb2.Event()
     own.CopyFrom(discard)
     own.sequence, own.seat = 4, 1
     model.on_event(own)
-    assert model.log[-1] == "R7 attın."
+    assert model.log[-1] == "Kırmızı 7 attın."  # a sentence starts with a capital
+    # Every sentence with a subject has the viewer's own, the verb agreeing ("sen dağıttın").
+    dealt = common_pb2.Event(
+        sequence=6,
+        kind=common_pb2.EVENT_KIND_HAND_DEALT,
+        seat=1,
+        hand_number=5,
+        tiles=[common_pb2.Tile(id=50, notation="K13", colour=common_pb2.COLOUR_BLACK, number=13)],
+    )
+    model.on_event(dealt)
+    assert model.log[-1] == "5. eli sen dağıttın; gösterge siyah 13."
+    model.on_event(common_pb2.Event(sequence=7, kind=common_pb2.EVENT_KIND_TURN_TIMED_OUT, seat=1))
+    assert model.log[-1] == "Süren doldu."
+    model.on_event(common_pb2.Event(sequence=8, kind=common_pb2.EVENT_KIND_TURN_TIMED_OUT, seat=2))
+    assert model.log[-1] == "Ayşe için süre doldu."
+    mine = common_pb2.SeatOccupant(seat=1, display_name="Ben")
+    model.on_event(
+        common_pb2.Event(sequence=9, kind=common_pb2.EVENT_KIND_SEAT_TAKEN, seat=1, occupant=mine)
+    )
+    assert model.log[-1] == "1. koltuğa oturdun."
+    assert all(" sen " not in line.lower() or "sen dağıttın" in line for line in model.log)
     model.strings = Strings("en")
     model.on_event(
-        common_pb2.Event(sequence=5, kind=common_pb2.EVENT_KIND_TOOK, seat=1, tiles=own.tiles)
+        common_pb2.Event(sequence=10, kind=common_pb2.EVENT_KIND_TOOK, seat=1, tiles=own.tiles)
     )
     assert model.log[-1] == "You took R7."
 
@@ -413,3 +490,33 @@ def test_a_seats_points_are_told_line_by_line() -> None:
     assert english.endswith("= 351") and "penalty (" in english
     assert score_reasons(Strings("tr"), score).startswith("ıstaka (3 taş) +24")
     assert score_reasons(Strings("en"), common_pb2.SeatScore(points=0)) == ""
+
+
+def test_an_okey_in_a_set_of_three_shows_its_number_and_a_pairs_opener_its_pairs() -> None:
+    from okey101.client.render import meld_plain, meld_text
+    from okey101.client.widgets import opened_label
+
+    okey = common_pb2.Tile(id=60, notation="B4", colour=common_pb2.COLOUR_BLUE, number=4, wild=True)
+    sevens = [
+        common_pb2.Tile(id=12, notation="R7", colour=common_pb2.COLOUR_RED, number=7),
+        common_pb2.Tile(id=38, notation="Y7", colour=common_pb2.COLOUR_YELLOW, number=7),
+    ]
+    meld = common_pb2.Meld(kind=common_pb2.MELD_KIND_SET, number=7, value=21)
+    for tile in sevens:
+        meld.tiles.add(tile=tile)
+    meld.tiles.add(tile=okey)  # its colour is not decided until the set has four
+    assert meld_plain(meld) == "R7 Y7 ★B4=7"
+    assert meld_text(meld, "tr").plain == "7 7 ★4=7"
+    assert meld_plain(meld, "tr") == "kırmızı 7, sarı 7, ★mavi 4=7"
+    view = common_pb2.SeatView(seat=0)
+    view.seats.add(seat=0, opened_as=common_pb2.OPENING_KIND_PAIRS)
+    view.seats.add(seat=1, opened_as=common_pb2.OPENING_KIND_RUNS)
+    pair = common_pb2.Meld(kind=common_pb2.MELD_KIND_PAIR)
+    for index in range(5):
+        view.table.add(index=index, owner_seat=0, meld=pair)
+    view.table.add(index=5, owner_seat=1, meld=meld)
+    model = TableModel(Strings("en"), seat=0)
+    assert opened_label(view, 0, model) == "opened with 5 pairs"
+    assert opened_label(view, 1, model) == "opened with runs (21)"
+    model.strings = Strings("tr")
+    assert opened_label(view, 0, model) == "5 çiftle açık"

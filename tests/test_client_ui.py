@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,10 @@ from okey.v1 import common_pb2, rules_pb2, rules_pb2_grpc, scoring_pb2, table_pb
 from okey101.client import moves
 from okey101.client.app import OkeyApp
 from okey101.client.i18n import Strings
+from okey101.client.memory import TableMemory
 from okey101.client.resume import Reconnecting
 from okey101.client.screens import ConfirmScreen, PickMeldScreen, ScoreSheetScreen
+from okey101.engine.actions import End
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.hand import HandState, Phase, TableMeld
 from okey101.engine.melds import make_group
@@ -187,6 +190,7 @@ def run(
     script: Callable[[OkeyApp, Any, RulesTable], Any],
     *,
     language: str = "en",
+    memory: TableMemory | None = None,
 ) -> None:
     """Start RulesService, run the app on a ``RulesTable`` over ``state``, run ``script``."""
 
@@ -212,6 +216,7 @@ def run(
                 Strings("tr" if language == "tr" else "en"),  # type: ignore[arg-type]
                 spectator=seat is None,
                 check_delay=0,
+                memory=memory,
             )
             async with app.run_test(size=SIZE) as pilot:
                 await settle(pilot, app, lambda: app.model.view is not None)
@@ -348,10 +353,12 @@ def test_the_screen_shows_the_seats_rack_table_and_state(tmp_path: Path) -> None
             if other != seat:
                 assert f"Bot {other}" in text
         rack = app.rack_view.render().plain
-        # Two rows of tiles, eleven each, each followed by its marks line.
-        lines = [line for line in rack.splitlines() if line.strip()]
-        tiles = [tile for line in lines[0::2] for tile in line.split()]
-        assert len(tiles) == 22
+        # Two rows of fifteen slots (the empty ones dotted), each followed by its marks line.
+        lines = rack.splitlines()
+        slots = [slot for line in lines[0::2] for slot in line.split()]
+        assert len(slots) == 2 * moves.ROW
+        tiles = [slot for slot in slots if slot != "·"]
+        assert len(tiles) == 22 and slots[22:] == ["·"] * (2 * moves.ROW - 22)
         okeys = [t for t in state.seats[seat].rack if state.okey.is_wild(t)]
         assert sum(1 for tile in tiles if tile.startswith("★")) == len(okeys)
         # A new rack comes sorted: colour by colour, low to high, false jokers then okeys last.
@@ -437,6 +444,13 @@ def test_a_discard_that_costs_101_asks_first(tmp_path: Path) -> None:
         await pilot.press("n")
         await settle(pilot, app, lambda: not isinstance(app.screen, ConfirmScreen))
         assert table.acts == []  # kept
+        # A game key closes the question as "no" and is played: the cursor moves on.
+        await pilot.press("x")
+        await settle(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("left")
+        await settle(pilot, app, lambda: not isinstance(app.screen, ConfirmScreen))
+        assert table.acts == [] and app.rack_view.rack.at_cursor != okey.id
+        await put_cursor(app, pilot, okey.id)
         await pilot.press("x")
         await settle(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
@@ -512,15 +526,33 @@ def test_an_okey_in_the_selection_says_what_it_stands_for(tmp_path: Path) -> Non
     run(tmp_path, state, state.turn, script)
 
 
-def test_lay_off_picks_a_meld_and_sends_it(tmp_path: Path) -> None:
+def with_rack(state: HandState, names: Sequence[str], **seat: Any) -> tuple[HandState, list[Tile]]:
+    """``state`` with seat 0's rack replaced by fresh copies of ``names`` (the second copies
+    where the first are in use), its other fields as ``seat`` says."""
+    used = {tile.id for s in state.seats for tile in s.rack} | {state.okey.indicator.id}
+    used |= {tile.id for item in state.table for tile in item.meld.tiles}
+    used |= {tile.id for tile in state.stock}
+    rack = []
+    for name in names:
+        face = parse_face(name)
+        tile = next(t for t in (Tile(face * 2), Tile(face * 2 + 1)) if t.id not in used)
+        used.add(tile.id)
+        rack.append(tile)
+    fields = {"opened_as": OpenedAs.RUNS, "opened_on_turn": 0, "turns_played": 1, **seat}
+    seats = (Seat(rack=tuple(rack), **fields), *state.seats[1:])
+    import dataclasses
+
+    return dataclasses.replace(state, seats=seats), rack
+
+
+def test_lay_off_sends_a_tile_that_fits_one_meld_at_once(tmp_path: Path) -> None:
     state, r8 = laid_off_position()
 
     async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
         await put_cursor(app, pilot, r8)
-        await pilot.press("l")
-        await settle(pilot, app, lambda: isinstance(app.screen, PickMeldScreen))
-        await pilot.press("enter")  # the first choice: meld 0, R5 R6 R7
+        await pilot.press("l")  # R8 fits R5 R6 R7 only: no question asked
         await settle(pilot, app, lambda: bool(table.acts))
+        assert not isinstance(app.screen, PickMeldScreen)
         assert table.acts == [[moves.lay_off(r8, 0)]]
         await settle(
             pilot,
@@ -532,6 +564,155 @@ def test_lay_off_picks_a_meld_and_sends_it(tmp_path: Path) -> None:
     run(tmp_path, state, 0, script)
 
 
+def test_the_picker_offers_only_the_melds_a_tile_fits(tmp_path: Path) -> None:
+    base, _ = laid_off_position()  # the table: R5 R6 R7 and K10 B10 Y10; the okey is Y4
+    state, (okey, _k2, _b12) = with_rack(base, ["Y4", "K2", "B12"])
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        await put_cursor(app, pilot, okey.id)
+        await pilot.press("l")
+        await settle(pilot, app, lambda: isinstance(app.screen, PickMeldScreen))
+        screen = app.screen
+        assert isinstance(screen, PickMeldScreen)
+        offered = [plan for plan, _label in screen.choices]
+        # The okey fits both ends of the run and the set; nothing else is offered.
+        assert [(p[0].meld_index, p[0].end) for p in offered] == [
+            (0, End.LOW),
+            (0, End.HIGH),
+            (1, None),
+        ]
+        await pilot.press("down", "enter")
+        await settle(pilot, app, lambda: bool(table.acts))
+        assert table.acts == [[moves.lay_off(okey.id, 0, End.HIGH)]]
+
+    run(tmp_path, state, 0, script)
+
+
+def test_several_tiles_are_laid_off_in_one_act(tmp_path: Path) -> None:
+    base, _ = laid_off_position()
+    state, (r9, r8, _b12, _k2) = with_rack(base, ["R9", "R8", "B12", "K2"])
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        # Selected R9 first: the plan puts R8 down before it, so each fits.
+        for tile in (r9, r8):
+            await put_cursor(app, pilot, tile.id)
+            await pilot.press("space")
+        await pilot.press("l")
+        await settle(pilot, app, lambda: bool(table.acts))
+        assert table.acts == [[moves.lay_off(r8.id, 0), moves.lay_off(r9.id, 0)]]
+        await settle(
+            pilot,
+            app,
+            lambda: app.model.view is not None and len(app.model.view.table[0].meld.tiles) == 5,
+        )
+
+    run(tmp_path, state, 0, script)
+
+
+def test_laying_off_before_opening_is_refused_at_once_with_the_sentence(tmp_path: Path) -> None:
+    base, _ = laid_off_position()
+    state, (r8, *_rest) = with_rack(base, ["R8", "K2", "B12"], opened_as=None, opened_on_turn=-1)
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        await put_cursor(app, pilot, r8.id)
+        await pilot.press("l")
+        await pilot.pause(0.05)
+        assert not isinstance(app.screen, PickMeldScreen) and table.acts == []
+        assert "Henüz açmadın." in app.message
+
+    run(tmp_path, state, 0, script, language="tr")
+
+
+def test_a_popup_never_eats_a_turn_a_game_key_closes_it_and_is_played(tmp_path: Path) -> None:
+    state = dealt(7)  # the starter, first turn: x discards
+    starter = state.turn
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        await pilot.press("p")  # the score sheet, open as the turn runs
+        await settle(pilot, app, lambda: isinstance(app.screen, ScoreSheetScreen))
+        tile = app.rack_view.rack.at_cursor
+        await pilot.press("right")  # closes the sheet and moves the cursor
+        await settle(pilot, app, lambda: not isinstance(app.screen, ScoreSheetScreen))
+        assert app.rack_view.rack.at_cursor != tile
+        await pilot.press("p")
+        await settle(pilot, app, lambda: isinstance(app.screen, ScoreSheetScreen))
+        await pilot.press("x")  # closes it and discards, as at the table
+        await settle(pilot, app, lambda: bool(table.acts))
+        assert not isinstance(app.screen, ScoreSheetScreen)
+        assert table.acts[0][0].HasField("discard")
+
+    run(tmp_path, state, starter, script)
+
+
+def test_q_asks_first_at_a_live_table(tmp_path: Path) -> None:
+    state = dealt(7)
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        await pilot.press("q")
+        await settle(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+        assert "A bot will play your seat" in screen_text(app)
+        await pilot.press("n")
+        await settle(pilot, app, lambda: not isinstance(app.screen, ConfirmScreen))
+        assert app.return_code is None  # still at the table
+        await pilot.press("q")
+        await settle(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await settle(pilot, app, lambda: app.return_code == 0)
+
+    run(tmp_path, state, state.turn, script)
+
+
+def test_q_during_another_question_asks_about_leaving(tmp_path: Path) -> None:
+    state = dealt_where(lambda s: any(s.okey.is_wild(t) for t in s.seats[s.turn].rack))
+    okey = next(t for t in state.seats[state.turn].rack if state.okey.is_wild(t))
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        await put_cursor(app, pilot, okey.id)
+        await pilot.press("x")  # a +101 discard asks first
+        await settle(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("q")  # not a yes to leaving: it asks
+        await settle(
+            pilot,
+            app,
+            lambda: isinstance(app.screen, ConfirmScreen) and app.screen.leaving,
+        )
+        assert app.return_code is None and table.acts == []
+        await pilot.press("q")  # q twice: yes
+        await settle(pilot, app, lambda: app.return_code == 0)
+
+    run(tmp_path, state, state.turn, script)
+
+
+def test_coming_back_to_the_table_keeps_the_log_and_the_racks_gaps(tmp_path: Path) -> None:
+    state = dealt(7)
+    memory = TableMemory(tmp_path)
+    arranged: list[int] = []
+    other = (state.turn + 1) % 4
+    line = f"Bot {other} drew from the stock."
+
+    async def leave(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        table.sequence += 1
+        event = common_pb2.Event(
+            sequence=table.sequence, kind=common_pb2.EVENT_KIND_DREW, seat=other
+        )
+        await table.stream.put(table_pb2.WatchTableResponse(event=event))
+        await settle(pilot, app, lambda: line in app.model.log)
+        await pilot.press("right", "right", "minus", "right", "right", "minus")
+        arranged.extend(app.rack_view.rack.order)
+        assert arranged.count(moves.GAP) == 2
+        await pilot.press("q")
+        await settle(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await settle(pilot, app, lambda: app.return_code == 0)
+
+    async def come_back(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        assert line in app.model.log and line in screen_text(app)
+        assert app.rack_view.rack.order == arranged
+
+    run(tmp_path / "first", state, state.turn, leave, memory=memory)
+    run(tmp_path / "again", state, state.turn, come_back, memory=memory)
+
+
 def test_the_last_discard_ends_the_hand_and_shows_the_score_sheet(tmp_path: Path) -> None:
     state, last = finishing_position()
 
@@ -541,14 +722,13 @@ def test_the_last_discard_ends_the_hand_and_shows_the_score_sheet(tmp_path: Path
         await settle(pilot, app, lambda: isinstance(app.screen, ScoreSheetScreen), timeout=15)
         text = screen_text(app)
         assert "Score sheet after hand 1" in text
-        assert "finished by you" in text
+        assert "you finished" in text
         assert "-101" in text
-        # The reveal: each seat's points as its score lines say them.
+        # The reveal: every rack face up, each seat's points as its score lines say them.
         assert "finished -101 = -101" in text
+        assert "Bot 1 (not opened) K5 K6" in text and "Bot 2 (not opened) B1 B2" in text
+        assert "to 1,000" in text  # the match's target, on screen all along
         assert "rack (" in text or "never opened +202" in text
-        # While the sheet is open, the move keys are the sheet's: nothing is sent.
-        await pilot.press("d", "x")
-        assert len(table.acts) == 1
         # The match ends (as the table would say after the hand): the result replaces it.
         result = common_pb2.MatchResult(match_id="m-1", table_id=table.table_id, hands_played=1)
         for seat, total in enumerate([-101, 202, 202, 202]):
@@ -560,10 +740,64 @@ def test_the_last_discard_ends_the_hand_and_shows_the_score_sheet(tmp_path: Path
         await table.stream.put(table_pb2.WatchTableResponse(event=ended))
         await settle(pilot, app, lambda: "Match over" in screen_text(app))
         assert "Winner: you" in screen_text(app)
+        assert "finished -101 = -101" in screen_text(app)  # the last hand's reveal, still
         await pilot.press("enter")
         await settle(pilot, app, lambda: not isinstance(app.screen, ScoreSheetScreen))
 
     run(tmp_path, state, 0, script)
+
+
+def test_the_reveal_in_turkish_says_the_match_totals_and_its_target(tmp_path: Path) -> None:
+    state, _last = finishing_position()
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        assert "1.000 puanlık maç" in screen_text(app)  # the title, all along
+        assert "seriyle açık (48)" in screen_text(app)  # its melds: R5 R6 R7 18, K10 B10 Y10 30
+        progress = common_pb2.MatchProgress(
+            match_id="m-1",
+            totals=[-101, 202, 202, 202],
+            hands_played=1,
+            match_end=common_pb2.MATCH_END_TARGET_TOTAL,
+            target_total=1000,
+        )
+        score = common_pb2.SeatScore(
+            seat=1, points=202, opened_as=common_pb2.OPENING_KIND_NOT_OPENED
+        )
+        score.lines.add(kind=common_pb2.SCORE_LINE_KIND_NEVER_OPENED, points=202)
+        result = common_pb2.HandResult(reason=common_pb2.HAND_END_REASON_FINISHED)
+        result.finish.winner_seat = 0
+        result.scores.append(score)
+        racks = [
+            common_pb2.RevealedRack(
+                seat=1,
+                tiles=[
+                    common_pb2.Tile(
+                        id=99, notation="K13", colour=common_pb2.COLOUR_BLACK, number=13
+                    )
+                ],
+            )
+        ]
+        table.sequence += 1
+        ended = common_pb2.Event(
+            sequence=table.sequence,
+            kind=common_pb2.EVENT_KIND_HAND_ENDED,
+            hand_number=1,
+            seat=0,
+            hand_result=result,
+            revealed_racks=racks,
+            match_progress=progress,
+        )
+        await table.stream.put(table_pb2.WatchTableResponse(event=ended))
+        await settle(pilot, app, lambda: isinstance(app.screen, ScoreSheetScreen))
+        text = screen_text(app)
+        assert "sen elini bitirdin" in text
+        assert "Bot 1 (açılmamış) 13" in text and "K13" not in text
+        assert "hiç açmadan +202 = 202" in text
+        assert (
+            "Maç: sen -101 · Bot 1 202 · Bot 2 202 · Bot 3 202 · 1.000 puanlık maç · 1. el" in text
+        )
+
+    run(tmp_path, state, 0, script, language="tr")
 
 
 def test_a_spectator_sees_no_rack_and_cannot_move(tmp_path: Path) -> None:
@@ -611,7 +845,7 @@ def test_taking_the_okey_back_puts_the_selected_tile_in_its_place(tmp_path: Path
         view = app.model.view
         assert view is not None and view.table[0].meld.tiles[1].tile.wild
         await put_cursor(app, pilot, r6.id)
-        await pilot.press("space", "k")  # one meld holds an okey: no question asked
+        await pilot.press("k")  # from the cursor, like l; one meld holds an okey: no question
         await settle(pilot, app, lambda: bool(table.acts))
         assert table.acts == [[moves.take_okey(0, [r6.id])]]
         await settle(
@@ -643,3 +877,49 @@ def test_a_client_that_cannot_find_a_table_exits_with_status_1_and_says_why() ->
     code, said = asyncio.run(main())
     assert code == 1
     assert said == Strings("tr")("no_table")
+
+
+def test_the_readme_screenshot_is_drawn_from_a_real_position(tmp_path: Path) -> None:
+    """docs/terminal-client.svg comes from here: ``make screenshot`` runs this test with
+    OKEY_SCREENSHOT set to the file to write (else it is written to a temporary one)."""
+    import os
+    from datetime import UTC, datetime, timedelta
+
+    base, _ = laid_off_position()
+    state, rack = with_rack(
+        base,
+        ["B3", "B4", "B5", "R8", "K2", "K3", "Y4", "Y9", "Y11", "B12", "FJ", "R1", "K12"],
+    )
+    import dataclasses
+
+    table_melds = (base.table[0], TableMeld(base.table[1].meld, 2))
+    state = dataclasses.replace(state, table=table_melds)
+    out = Path(os.environ.get("OKEY_SCREENSHOT") or tmp_path / "terminal-client.svg")
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        deadline = datetime.now(UTC) + timedelta(seconds=38)
+        # What the log shows: the others' draws, as the stream tells them.
+        for seat in (1, 2, 3):
+            table.sequence += 1
+            event = common_pb2.Event(
+                sequence=table.sequence, kind=common_pb2.EVENT_KIND_DREW, seat=seat
+            )
+            await table.stream.put(table_pb2.WatchTableResponse(event=event))
+        await settle(pilot, app, lambda: not app.model.stale and len(app.model.log) >= 3)
+        app.model.deadline = deadline  # the turn's timer, as a table's view would set it
+        for tile in rack[:3]:
+            await put_cursor(app, pilot, tile.id)
+            await pilot.press("space")
+        await settle(pilot, app, lambda: "melds worth 12" in app.selection_text.plain)
+        await pilot.pause(0.6)  # a tick of the timer
+        app.save_screenshot(filename=out.name, path=str(out.parent))
+        svg = out.read_text(encoding="utf-8")
+        for seen in (
+            "Your&#160;turn",
+            "to&#160;1,000",
+            "melds&#160;worth&#160;12",
+        ):
+            assert seen in svg, seen
+        assert re.search(r">\d+&#160;s<", svg)  # the turn's timer
+
+    run(tmp_path, state, 0, script)

@@ -203,7 +203,8 @@ def test_errors_carry_code_params_and_both_sentences() -> None:
     assert error.code == "SET_REPEATS_COLOUR"
     assert error.params == {"tile": "B4"}
     assert str(error) == "A set needs a different colour on every tile; B4 is there twice."
-    assert error.message("tr") == "Perdeki her taş farklı renkte olmalı; B4 iki kez var."
+    # In Turkish the tile is named by its colour's word (K would read as kırmızı).
+    assert error.message("tr") == "Perdeki her taş farklı renkte olmalı; mavi 4 iki kez var."
     assert isinstance(error, OkeyError)
     assert not isinstance(error, InvalidInput)
     assert issubclass(InvalidInput, OkeyError)
@@ -215,3 +216,43 @@ def test_errors_survive_pickling(cls: type[OkeyError]) -> None:
     again = pickle.loads(pickle.dumps(error))
     assert type(again) is cls
     assert (again.code, again.params, str(again)) == (error.code, error.params, str(error))
+
+
+def test_turkish_sentences_name_tiles_by_their_colour_words() -> None:
+    assert render("TILE_NOT_IN_RACK", "tr", {"tile": "K13"}) == "Siyah 13 ıstakanda yok."
+    assert render("TILE_NOT_IN_RACK", "tr", {"tile": "R7"}) == "Kırmızı 7 ıstakanda yok."
+    assert render("TILE_NOT_IN_RACK", "tr", {"tile": "FJ"}) == "Sahte okey ıstakanda yok."
+    assert render("TAKEN_TILE_THROWN_BACK", "tr", {"tile": "Y2"}).startswith("Sarı 2 taşını")
+    assert render("TILE_NOT_IN_RACK", "en", {"tile": "K13"}) == "K13 is not on your rack."
+    # A mistyped tile is quoted back as typed.
+    assert render("UNKNOWN_TILE", "tr", {"tile": "K14"}).startswith("'K14' bir taş değil")
+
+
+def test_turkish_sentences_address_the_player_as_sen_and_say_turn_for_a_turn() -> None:
+    """One form of address (sen, as the game sites do) and the game's own words: a turn is a
+    tur, a hand an el (docs/glossary.md)."""
+    from okey101.lobby.errors import CATALOGUE as LOBBY
+    from okey101.platform.messages import CATALOGUE as PLATFORM
+    from okey101.scoring.errors import CATALOGUE as SCORING
+    from okey101.table.errors import CATALOGUE as TABLE
+
+    formal = re.compile(
+        r"(?i)\b(siz|sizin|sizde)\b|(ınız|iniz|unuz|ünüz|sınız|siniz|\byapın|\bdeneyin|\bkoyun)\b"
+    )
+    for catalogue in (CATALOGUE, PLATFORM, LOBBY, SCORING, TABLE):
+        for code, entry in catalogue.items():
+            assert not formal.search(entry["tr"]), (code, entry["tr"])
+    assert "bu turda" in CATALOGUE["ALREADY_DREW"]["tr"].lower()
+    assert "bu elde" not in " ".join(entry["tr"].lower() for entry in CATALOGUE.values())
+
+
+def test_the_glossary_lists_the_games_words_and_the_colours_the_sentences_use() -> None:
+    from okey101.engine.messages import TURKISH_COLOURS
+
+    glossary = (ENGINE.parent.parent.parent / "docs" / "glossary.md").read_text(encoding="utf-8")
+    for word in ("el", "tur", "sıra", "per", "seri", "çift", "okey", "sahte okey", "gösterge"):
+        assert f"| {word}" in glossary or f"; {word}" in glossary or f"({word}" in glossary, word
+    for word in ("işlek taş", "ıstaka", "açmak", "elini bitirmek", "boşluk", "**sen**"):
+        assert word in glossary, word
+    for letter, colour in TURKISH_COLOURS.items():
+        assert f"| {letter} |" in glossary and f"| {colour} |" in glossary

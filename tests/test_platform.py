@@ -612,7 +612,7 @@ def test_an_okey_error_becomes_its_status_in_the_callers_language(
 
 def test_the_turkish_sentence_is_the_catalogues() -> None:
     status = rich_status(RuleViolation("NOT_YOUR_TURN", seat=1, turn=2), "tr")
-    assert status.message == "Sıra sizde değil: sıra 2 numaralı koltukta."
+    assert status.message == "Sıra sende değil: sıra 2 numaralı koltukta."
 
 
 def test_an_unexpected_exception_is_internal_and_its_cause_only_logged(tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ SERVICE_ERRORS = (lobby_errors, scoring_errors, table_errors)
 PAGE_TOKEN_INVALID = {
     "en": "The page token is not one this call gave for the same request; start again from the "
     "first page.",
-    "tr": "Sayfa anahtarı bu istek için verilmiş bir anahtar değil; ilk sayfadan yeniden başlayın.",
+    "tr": "Sayfa anahtarı bu istek için verilmiş bir anahtar değil; ilk sayfadan yeniden başla.",
 }
 
 # --------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ an event the shown view does not include yet has a fresh view fetched (GetSeatVi
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
@@ -31,15 +32,18 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, RichLog, Static
 
-from okey101.client import moves
+from okey101.client import layoff, moves
 from okey101.client.errors import RETRYABLE, Rejection
 from okey101.client.i18n import Strings
+from okey101.client.memory import Kept, TableMemory
 from okey101.client.model import (
     SheetRow,
     TableModel,
+    match_target,
     rows_from_results,
     score_reasons,
     sheet_rows,
+    view_target,
 )
 from okey101.client.port import Connect, TablePort
 from okey101.client.render import (
@@ -48,6 +52,7 @@ from okey101.client.render import (
     okey_tile,
     tile_text,
     tiles_plain,
+    tiles_text,
 )
 from okey101.client.resume import Reconnecting
 from okey101.client.screens import ConfirmScreen, PickMeldScreen, ScoreSheetScreen
@@ -84,6 +89,8 @@ _MOVE_ACTIONS = frozenset(
         "show_indicator",
         "cursor",
         "shift",
+        "insert_gap",
+        "remove_gap",
     }
 )
 
@@ -118,8 +125,12 @@ class OkeyApp(App[int]):
         spectator: bool = False,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         check_delay: float = 0.15,
+        memory: TableMemory | None = None,
     ) -> None:
         super().__init__()
+        #: Where the log and the rack's arrangement are kept across a restart (None: nowhere).
+        self.memory = memory
+        self._kept = Kept()
         self.connect = connect
         self.strings = strings
         self.spectator = spectator
@@ -151,8 +162,13 @@ class OkeyApp(App[int]):
         self.log_view = RichLog(id="log", wrap=True, markup=False, min_width=20)
         self.legend = Static("", id="legend")
         self.rack_view = RackView(id="rack")
+        self.rack_view.language = strings.language
         self.selection_line = Static("", id="selection")
         self.message_line = Static("", id="message")
+        #: Where tiles may be laid off (the seam for the table's hints, see ``layoff``).
+        self.lay_off_hints: layoff.LayOffHints = layoff.local_plans
+        #: The game keys and what each does (a popup passes them here: ``play_key``).
+        self._game_keys: dict[str, tuple[str, Callable[[], None]]] = {}
         self._bind_keys()
 
     def _bind_keys(self) -> None:
@@ -163,7 +179,7 @@ class OkeyApp(App[int]):
             return
         self.bind("d", "draw", description=s("key_draw"))
         self.bind("t", "take", description=s("key_take"))
-        self.bind("space", "select_tile", description=s("key_select"))
+        self.bind("space", "select_tile", description=s("key_select"), key_display=s("key_space"))
         self.bind("g", "group", description=s("key_group"))
         self.bind("o", "open", description=s("key_open"))
         self.bind("m", "meld", description=s("key_meld"))
@@ -181,6 +197,56 @@ class OkeyApp(App[int]):
         self.bind("down", f"cursor({moves.ROW})", show=False)
         self.bind("shift+left,comma", "shift(-1)", show=False)
         self.bind("shift+right,full_stop", "shift(1)", show=False)
+        self.bind("minus", "insert_gap", description=s("key_gap"), key_display="-")
+        self.bind("backspace", "remove_gap", show=False)
+        plain = {
+            "minus": "insert_gap",
+            "backspace": "remove_gap",
+            "d": "draw",
+            "t": "take",
+            "space": "select_tile",
+            "g": "group",
+            "o": "open",
+            "m": "meld",
+            "l": "lay_off",
+            "k": "take_okey",
+            "x": "discard",
+            "a": "best",
+            "c": "clear",
+            "s": "sort",
+            "b": "give_back",
+            "i": "show_indicator",
+        }
+        for key, name in plain.items():
+            self._game_keys[key] = (name, getattr(self, f"action_{name}"))
+        for keys, step, name in (
+            (("left",), -1, "cursor"),
+            (("right",), 1, "cursor"),
+            (("up",), -moves.ROW, "cursor"),
+            (("down",), moves.ROW, "cursor"),
+            (("shift+left", "comma"), -1, "shift"),
+            (("shift+right", "full_stop"), 1, "shift"),
+        ):
+            method: Callable[[int], None] = getattr(self, f"action_{name}")
+            for key in keys:
+                self._game_keys[key] = (name, functools.partial(method, step))
+
+    def is_game_key(self, key: str) -> bool:
+        """Whether ``key`` is a move at the table (a popup closes on one and passes it on)."""
+        return key in self._game_keys
+
+    def play_key(self, key: str) -> bool:
+        """Play a game key as if no popup were open (a popup just closed on it)."""
+        entry = self._game_keys.get(key)
+        if entry is None or self.spectator:
+            return False
+        name, run = entry
+        if self.check_action(name, ()) is False and not isinstance(self.screen, ModalScreen):
+            return False
+        if not self._allowed(name):
+            return False
+        run()
+        return True
 
     def compose(self) -> ComposeResult:
         yield self.title_bar
@@ -203,12 +269,25 @@ class OkeyApp(App[int]):
         self._follow()
 
     async def on_unmount(self) -> None:
+        self._keep()
         if self.port is not None:
             await self.port.close()
 
+    def _keep(self) -> None:
+        """Keep the log and the rack's arrangement for coming back (``memory``)."""
+        view = self.model.view
+        if self.memory is None or self.port is None or self.spectator or view is None:
+            return
+        self._kept = Kept(list(self.model.log), view.hand_id, self._rack().arrangement())
+        self.memory.save(self.port.table_id, self._kept)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in _MOVE_ACTIONS and (self.spectator or isinstance(self.screen, ModalScreen)):
-            return False  # a spectator has no moves; an open question or sheet has the keys
+            return False  # a spectator has no moves; an open popup passes them on (play_key)
+        return self._allowed(action)
+
+    def _allowed(self, action: str) -> bool:
+        """Whether the table's rules have the move at all (giving back, showing the indicator)."""
         view = self.model.view
         if action == "give_back":
             policy = common_pb2.LEFT_DISCARD_POLICY_GIVE_BACK_FOR_PENALTY
@@ -238,6 +317,12 @@ class OkeyApp(App[int]):
             return
         self.port = port
         self.model.seat = port.seat
+        if self.memory is not None and not self.spectator:
+            # Back at a table: its log as it was, and the rack as it was arranged.
+            self._kept = self.memory.load(port.table_id)
+            for line in self._kept.log:
+                self.model.log.append(line)
+                self.log_view.write(line)
         self._progress(self.strings("waiting_for_deal"))
         reconnecting = False
 
@@ -286,7 +371,10 @@ class OkeyApp(App[int]):
         rack = self.rack_view
         rack.view = view
         rack.rack.sync(moves.rack_ids(view))
-        if previous is None or previous.hand_id != view.hand_id:
+        if previous is None and self._kept.arrangement and self._kept.hand_id == view.hand_id:
+            # Back in the same hand: the rack as the player had arranged it.
+            rack.rack.restore(self._kept.arrangement, moves.rack_ids(view))
+        elif previous is None or previous.hand_id != view.hand_id:
             # A new rack (the first view, a new deal): nothing selected, sorted by colour.
             rack.rack.clear()
             rack.rack.sort()
@@ -350,13 +438,13 @@ class OkeyApp(App[int]):
         rules = _preset_name(view.rules.preset)
         key = "subtitle_watch" if self.spectator else "subtitle_table"
         table_id = self.port.table_id if self.port is not None else view.table_id
-        self.title_bar.update(
-            Text(f"{s('title')} · {s(key, table=table_id, rules=rules, hand=view.hand_number)}")
-        )
+        title = f"{s('title')} · {s(key, table=table_id, rules=rules, hand=view.hand_number)}"
+        target = view_target(s, view)
+        self.title_bar.update(Text(f"{title} · {target}" if target else title))
         for seat in range(4):
             self.seat_boxes[seat].show(view, self.model, seat)
         self._render_melds(view)
-        legend = s("legend", face=face_name(view.okey))
+        legend = s("legend", face=face_name(view.okey, s.language))
         self.legend.update(Text(legend))
         rack = self.rack_view
         if not view.HasField("seat"):
@@ -373,7 +461,7 @@ class OkeyApp(App[int]):
         lines = []
         for item in view.table:
             line = Text(f"#{item.index} {self.model.name(item.owner_seat)}: ", style="bold")
-            line.append_text(meld_text(item.meld))
+            line.append_text(meld_text(item.meld, s.language))
             if item.meld.value:
                 line.append(" " + s("meld_value", value=item.meld.value), style="dim")
             lines.append(line)
@@ -386,7 +474,7 @@ class OkeyApp(App[int]):
         s = self.strings
         phase = s(_PHASE_KEYS.get(view.phase, "phase_ended"))
         if view.phase == common_pb2.PHASE_ENDED:
-            turn = Text(phase, style="bold")
+            turn = Text(s("hand_over"), style="bold")
         elif view.HasField("seat") and view.turn == view.seat:
             turn = Text("▶ " + s("turn_you", phase=phase), style="bold yellow")
         else:
@@ -401,12 +489,12 @@ class OkeyApp(App[int]):
         line.append_text(turn)
         line.append(" │ " + s("stock", count=view.stock_count))
         line.append(" │ " + s("indicator", tile="").rstrip() + " ")
-        line.append_text(tile_text(view.indicator))
+        line.append_text(tile_text(view.indicator, language=s.language))
         line.append(" " + s("okey_is", face="").rstrip() + " ")
-        line.append_text(tile_text(okey_tile(view.okey)))
+        line.append_text(tile_text(okey_tile(view.okey), language=s.language))
         if view.HasField("takeable"):
             line.append(" │ " + s("takeable", tile="").rstrip() + " ")
-            line.append_text(tile_text(view.takeable))
+            line.append_text(tile_text(view.takeable, language=s.language))
         self.state_line.update(line)
 
     def _render_selection(self) -> None:
@@ -478,6 +566,14 @@ class OkeyApp(App[int]):
         self._rack().shift(step)
         self.rack_view.refresh()
 
+    def action_insert_gap(self) -> None:
+        self._rack().insert_gap()
+        self.rack_view.refresh()
+
+    def action_remove_gap(self) -> None:
+        self._rack().remove_gap()
+        self.rack_view.refresh()
+
     def action_select_tile(self) -> None:
         self._rack().toggle()
         self._changed_selection()
@@ -536,7 +632,7 @@ class OkeyApp(App[int]):
         action = moves.discard(tile_id)
         if moves.is_costly_discard(view, tile_id):
             item = moves.rack_tile(view, tile_id)
-            label = tiles_plain([item.tile]) if item is not None else str(tile_id)
+            label = tiles_plain([item.tile], self.strings.language) if item else str(tile_id)
             question = self.strings("confirm_costly", tile=label)
 
             def answered(yes: bool | None) -> None:
@@ -551,31 +647,74 @@ class OkeyApp(App[int]):
         self._send([action], clear=True)
 
     def action_lay_off(self) -> None:
+        """Lay the selected tiles (or the cursor's) off: at once where they fit one way, else
+        a list of only the melds they fit; refused at once, with the rules' sentence, when the
+        seat may not lay off."""
         view = self.model.view
-        tile_id = self._rack().single()
         if view is None:
             return
-        if tile_id is None:
-            self.set_message(self.strings("need_one_tile"))
+        s = self.strings
+        refused = layoff.refusal(view, s.language)
+        if refused is not None:
+            self.set_message(s("rejected", message=refused))
             return
-        choices = moves.lay_off_choices(view, tile_id)
-        if not choices:
-            self.set_message(self.strings("no_melds"))
+        tiles = [tile for group in self._rack().all_groups() for tile in group]
+        if not tiles and (cursor := self._rack().at_cursor) is not None:
+            tiles = [cursor]
+        if not tiles:
+            self.set_message(s("need_one_tile"))
+            return
+        if not view.table:
+            self.set_message(s("no_melds"))
+            return
+        plans = self.lay_off_hints(view, tiles)
+        if not plans:
+            by_id = {item.tile.id: item.tile for item in view.rack}
+            named = tiles_plain([by_id[t] for t in tiles if t in by_id], s.language)
+            self.set_message(s("no_fit", tiles=named))
+            return
+        if len(plans) == 1:
+            self._send(layoff.actions(plans[0]), clear=True)
             return
 
-        def chosen(choice: moves.MeldChoice | None) -> None:
-            if choice is not None:
-                self._send([moves.lay_off(tile_id, choice.meld_index, choice.end)], clear=True)
+        def chosen(plan: layoff.Plan | None) -> None:
+            if plan is not None:
+                self._send(layoff.actions(plan), clear=True)
 
-        self._pick_meld(view, choices, chosen)
+        self.push_screen(PickMeldScreen(s("pick_meld"), self._plan_labels(view, plans)), chosen)
+
+    def _plan_labels(
+        self, view: common_pb2.SeatView, plans: Sequence[layoff.Plan]
+    ) -> list[tuple[layoff.Plan, Text]]:
+        by_index = {item.index: item for item in view.table}
+        by_id = {item.tile.id: item.tile for item in view.rack}
+        language = self.strings.language
+        out = []
+        for plan in plans:
+            label = Text()
+            for number, placement in enumerate(plan):
+                item = by_index[placement.meld_index]
+                if number:
+                    label.append(" · ")
+                if placement.tile_id in by_id:
+                    label.append_text(tile_text(by_id[placement.tile_id], language=language))
+                label.append(f" → #{item.index} {self.model.name(item.owner_seat)}: ")
+                label.append_text(meld_text(item.meld, language))
+                if placement.end is not None:
+                    key = "end_low" if placement.end is End.LOW else "end_high"
+                    label.append(f"  ({self.strings(key)})", style="dim")
+            out.append((plan, label))
+        return out
 
     def action_take_okey(self) -> None:
         view = self.model.view
         if view is None:
             return
         tiles = [tile for group in self._rack().all_groups() for tile in group]
+        if not tiles and (cursor := self._rack().at_cursor) is not None:
+            tiles = [cursor]  # like l: the tile under the cursor
         if not tiles:
-            self.set_message(self.strings("need_groups"))
+            self.set_message(self.strings("need_one_tile"))
             return
         holding = moves.melds_with_okey(view)
         if not holding:
@@ -602,7 +741,7 @@ class OkeyApp(App[int]):
         for choice in choices:
             item = by_index[choice.meld_index]
             label = Text(f"#{item.index} {self.model.name(item.owner_seat)}: ")
-            label.append_text(meld_text(item.meld))
+            label.append_text(meld_text(item.meld, self.strings.language))
             if choice.end is not None:
                 key = "end_low" if choice.end is End.LOW else "end_high"
                 label.append(f"  ({self.strings(key)})", style="dim")
@@ -722,19 +861,21 @@ class OkeyApp(App[int]):
             if self.match_id:
                 sheet = await self.port.score_sheet_through(self.match_id, hand_number, ended=final)
         if sheet is not None:
-            rows = sheet_rows(sheet, s, self.names())
+            rows = sheet_rows(sheet, s, self.names(), self.model.seat)
         else:
             rows = rows_from_results(
-                self.model.hand_results, self.model.totals_before, s, self.names()
+                self.model.hand_results,
+                self.model.totals_before,
+                s,
+                self.names(),
+                self.model.seat,
             )
             notes.append(s("sheet_from_table"))
-        revealed = self.model.hand_results.get(hand_number)
-        if revealed is not None:  # the hand's reveal: why each seat scored what it did
-            names = self.names()
-            for score in revealed.scores:
-                reasons = score_reasons(s, score)
-                if reasons and score.seat < len(names):
-                    notes.append(f"{names[score.seat]}: {reasons}")
+        # The match's result shows the last hand's reveal too.
+        shown = hand_number
+        if shown not in self.model.hand_results and final:
+            shown = max(self.model.hand_results, default=hand_number)
+        reveal = self._reveal(shown)
         title = s("sheet_title", number=hand_number) if hand_number else s("sheet_title_now")
         result = self.model.match_result
         if final and result is not None:
@@ -742,7 +883,50 @@ class OkeyApp(App[int]):
             winners = [self.model.name(seat.seat) for seat in result.seats if seat.winner]
             notes.insert(0, s("result_winner", names=", ".join(winners)))
             notes.append(s("result_quit"))
-        return ScoreSheetScreen(title, self.names(), rows, s, notes)
+        return ScoreSheetScreen(title, self.names(), rows, s, notes, reveal, final=final)
+
+    def _reveal(self, hand_number: int) -> list[Text]:
+        """The hand's end, face up: each seat's rack, how it opened and why it scored what it
+        did (its score lines), then the match's totals and its target."""
+        s = self.strings
+        result = self.model.hand_results.get(hand_number)
+        if result is None:
+            return []
+        names = self.names()
+        racks = {rack.seat: rack for rack in self.model.revealed.get(hand_number, [])}
+        kinds = {
+            common_pb2.OPENING_KIND_RUNS: "opened_runs",
+            common_pb2.OPENING_KIND_PAIRS: "opened_pairs",
+        }
+        out = []
+        for score in result.scores:
+            if score.seat >= len(names):
+                continue
+            line = Text(f"{names[score.seat]}", style="bold")
+            line.append(f" ({s(kinds.get(score.opened_as, 'not_opened'))}) ", style="dim")
+            rack = racks.get(score.seat)
+            if rack is not None and rack.tiles:
+                line.append_text(tiles_text(rack.tiles, language=s.language))
+            elif rack is not None:
+                line.append(s("reveal_empty_rack"), style="dim")
+            reasons = score_reasons(s, score)
+            line.append("  " + (reasons or f"{score.points:+d}"))
+            out.append(line)
+        progress = self.model.progress.get(hand_number)
+        if progress is not None and progress.totals:
+            totals = " · ".join(
+                f"{names[seat]} {total}"
+                for seat, total in enumerate(progress.totals)
+                if seat < len(names)
+            )
+            target = match_target(
+                s, progress.match_end, progress.target_total, progress.match_hands
+            )
+            played = s("reveal_hands", played=progress.hands_played)
+            out.append(
+                Text(s("reveal_totals", totals=totals, target=f"{target} · {played}"), style="bold")
+            )
+        return out
 
     def action_sheet(self) -> None:
         view = self.model.view
@@ -753,7 +937,27 @@ class OkeyApp(App[int]):
         self._sheet_worker(number, final)
 
     def action_quit_client(self) -> None:
-        self.exit(0)
+        """Leave; at a live table, only once the player says so (a bot plays the seat until
+        they come back)."""
+        view = self.model.view
+        live = (
+            not self.spectator
+            and self.port is not None
+            and view is not None
+            and self.model.match_result is None
+        )
+        if not live:
+            self.exit(0)
+            return
+        s = self.strings
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit(0)
+
+        question = ConfirmScreen(s("confirm_leave"), s("leave_yes"), s("leave_no"))
+        question.leaving = True
+        self.push_screen(question, answered)
 
 
 # --------------------------------------------------------------------------------------------
@@ -773,14 +977,20 @@ def _verdict_line(
     """ "run R5 R6 ★Y6=R7 = 18", or the tiles and the first reason they are not a meld."""
     if not verdict.valid:
         reason = verdict.violations[0].message if verdict.violations else "?"
-        return Text(s("group_invalid", tiles=tiles_plain(tiles), reason=reason), style="red")
+        return Text(
+            s("group_invalid", tiles=tiles_plain(tiles, s.language), reason=reason), style="red"
+        )
     meld = verdict.meld
     out = Text(s(_KIND_KEYS.get(meld.kind, "kind_run")) + " ", style="green")
-    out.append_text(meld_text(meld))
+    out.append_text(meld_text(meld, s.language))
     if meld.kind != common_pb2.MELD_KIND_PAIR:
         out.append(f" = {meld.value}")
     stands = [
-        s("okey_stands_for", okey="★" if item.tile.wild else "◆", face=face_name(item.stands_for))
+        s(
+            "okey_stands_for",
+            okey="★" if item.tile.wild else "◆",
+            face=face_name(item.stands_for, s.language),
+        )
         for item in meld.tiles
         if item.tile.wild and item.HasField("stands_for")
     ]

@@ -16,6 +16,7 @@ from okey.v1 import lobby_pb2
 
 from okey101.client.app import OkeyApp
 from okey101.client.i18n import Strings
+from okey101.client.memory import TableMemory
 from okey101.client.session import Endpoints, GuestStore, Player, Seating, TableSession
 
 
@@ -88,7 +89,7 @@ def play_app(
         progress(strings("seated", table=seating.table_id, seat=seating.seat))
         return player.session(seating.table_id, seating.seat)
 
-    return OkeyApp(connect, strings)
+    return OkeyApp(connect, strings, memory=TableMemory(var_dir))
 
 
 def watch_app(

@@ -12,6 +12,8 @@ import string
 from collections.abc import Mapping
 from typing import Final, Literal
 
+from okey101.engine.messages import sentence_case
+
 Language = Literal["en", "tr"]
 LANGUAGES: Final[tuple[Language, ...]] = ("en", "tr")
 
@@ -26,8 +28,10 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
         "en": "watching table {table} · {rules} · hand {hand}",
         "tr": "{table} masası izleniyor · {rules} · {hand}. el",
     },
+    "target_total": {"en": "to {target}", "tr": "{target} puanlık maç"},
+    "target_hands": {"en": "of {hands} hands", "tr": "{hands} ellik maç"},
     "logging_in": {"en": "Logging in…", "tr": "Giriş yapılıyor…"},
-    "logged_in": {"en": "Logged in as {name}.", "tr": "{name} olarak giriş yapıldı."},
+    "logged_in": {"en": "Logged in as {name}.", "tr": "{name} olarak giriş yaptın."},
     "queue_waiting": {
         "en": "Looking for a table ({players} waiting); bots fill the empty seats at {time}.",
         "tr": "Masa aranıyor ({players} kişi bekliyor); boş koltuklara {time} itibarıyla bot "
@@ -35,7 +39,7 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     },
     "no_table": {
         "en": "No table was found in time; try again.",
-        "tr": "Zamanında masa bulunamadı; tekrar deneyin.",
+        "tr": "Zamanında masa bulunamadı; tekrar dene.",
     },
     "cannot_start": {"en": "Could not start: {reason}", "tr": "Başlatılamadı: {reason}"},
     "queue_cancelled": {
@@ -44,11 +48,11 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     },
     "seated": {
         "en": "Seated at table {table}, seat {seat}.",
-        "tr": "{table} masasına, {seat}. koltuğa oturuldu.",
+        "tr": "{table} masasında {seat}. koltuğa oturdun.",
     },
     "back_at_table": {
         "en": "Back at table {table}, where your match is still on.",
-        "tr": "Maçın sürdüğü {table} masasına dönüldü.",
+        "tr": "Maçının sürdüğü {table} masasına döndün.",
     },
     "waiting_for_deal": {"en": "Waiting for the deal…", "tr": "Dağıtım bekleniyor…"},
     "connection_lost": {
@@ -57,7 +61,7 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     },
     "reconnected": {
         "en": "Reconnected; carried on from event {sequence}.",
-        "tr": "Yeniden bağlanıldı; {sequence}. olaydan devam edildi.",
+        "tr": "Yeniden bağlandın; {sequence}. olaydan devam ediliyor.",
     },
     "table_closed": {"en": "The table was closed.", "tr": "Masa kapatıldı."},
     # Seats.
@@ -67,9 +71,11 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     "empty_seat": {"en": "empty", "tr": "boş"},
     "away": {"en": "away", "tr": "uzakta"},
     "tile_count": {"en": "{count} tiles", "tr": "{count} taş"},
-    "not_opened": {"en": "not opened", "tr": "açmadı"},
-    "opened_runs": {"en": "opened: runs", "tr": "açtı: seri"},
-    "opened_pairs": {"en": "opened: pairs", "tr": "açtı: çift"},
+    "not_opened": {"en": "not opened", "tr": "açılmamış"},
+    "opened_runs": {"en": "opened with runs", "tr": "seriyle açık"},
+    "opened_pairs": {"en": "opened with pairs", "tr": "çiftle açık"},
+    "opened_pairs_count": {"en": "opened with {count} pairs", "tr": "{count} çiftle açık"},
+    "opened_runs_value": {"en": "opened with runs ({value})", "tr": "seriyle açık ({value})"},
     "penalty_points": {"en": "penalty +{points}", "tr": "ceza +{points}"},
     "last_discard": {"en": "discard {tile}", "tr": "attığı {tile}"},
     "no_discard": {"en": "no discard", "tr": "atılan yok"},
@@ -77,11 +83,12 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     "dealer_mark": {"en": "dealer", "tr": "dağıtan"},
     # The state line.
     "turn_you": {"en": "Your turn: {phase}", "tr": "Sıra sende: {phase}"},
-    "turn_other": {"en": "{name} to move: {phase}", "tr": "Sıra {name}: {phase}"},
+    "turn_other": {"en": "{name} to move: {phase}", "tr": "Sıra: {name} · {phase}"},
     "phase_first": {"en": "play and discard", "tr": "aç ya da at"},
     "phase_draw": {"en": "draw or take", "tr": "çek ya da al"},
     "phase_play": {"en": "play, then discard", "tr": "oyna, sonra at"},
     "phase_ended": {"en": "the hand is over", "tr": "el bitti"},
+    "hand_over": {"en": "The hand is over", "tr": "El bitti"},
     "seconds_left": {"en": "{seconds} s", "tr": "{seconds} sn"},
     "stock": {"en": "stock {count}", "tr": "ortada {count}"},
     "indicator": {"en": "indicator {tile}", "tr": "gösterge {tile}"},
@@ -91,16 +98,16 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     "meld_value": {"en": "({value})", "tr": "({value})"},
     "legend": {
         "en": "★ okey  ◆ false joker (plays as {face})  _ playable  ! costs +101 to discard",
-        "tr": "★ okey  ◆ sahte okey ({face} yerine)  _ işlek  ! atması +101 ceza",
+        "tr": "★ okey  ◆ sahte okey ({face} yerine)  _ işlek taş  ! atılırsa +101 ceza",
     },
     "spectator_rack": {
         "en": "Watching: no rack is shown to spectators.",
-        "tr": "İzleyici: izleyicilere ıstaka gösterilmez.",
+        "tr": "İzliyorsun: izleyicilere ıstaka gösterilmez.",
     },
     # The selection.
     "selection_none": {
         "en": "Space selects tiles; g closes a group; o opens, m melds with the groups.",
-        "tr": "Boşluk taş seçer; g grubu kapatır; o ile açılır, m ile per konur.",
+        "tr": "Boşluk taş seçer; g grubu kapatır; o ile açarsın, m ile per koyarsın.",
     },
     "group_invalid": {"en": "{tiles}: {reason}", "tr": "{tiles}: {reason}"},
     "kind_run": {"en": "run", "tr": "seri"},
@@ -127,16 +134,16 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     },
     "no_opening": {
         "en": "No opening yet: at best {value} points or {pairs} pairs.",
-        "tr": "Henüz açılmaz: en çok {value} puan ya da {pairs} çift.",
+        "tr": "Henüz açamazsın: en çok {value} puan ya da {pairs} çift.",
     },
     # What the client itself refuses before asking the table.
     "need_one_tile": {
         "en": "Put the cursor on one tile (or select exactly one).",
-        "tr": "İmleci bir taşın üstüne getirin (ya da tek bir taş seçin).",
+        "tr": "İmleci bir taşın üstüne getir (ya da tek bir taş seç).",
     },
     "need_groups": {
         "en": "Select tiles first (g closes each group).",
-        "tr": "Önce taş seçin (her grubu g ile kapatın).",
+        "tr": "Önce taş seç (her grubu g ile kapat).",
     },
     "need_okey_meld": {
         "en": "No meld on the table holds an okey.",
@@ -154,7 +161,7 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     # Asking first.
     "confirm_costly": {
         "en": "Discarding {tile} costs +101. Discard it anyway?",
-        "tr": "{tile} atmak +101 ceza yazar. Yine de atılsın mı?",
+        "tr": "{tile} atarsan +101 ceza yazılır. Yine de atıyor musun?",
     },
     "confirm_yes": {"en": "Discard (y)", "tr": "At (e)"},
     "confirm_no": {"en": "Keep it (n)", "tr": "Vazgeç (h)"},
@@ -162,17 +169,27 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
         "en": "Which meld? (↑↓ and Enter, Esc to cancel)",
         "tr": "Hangi per? (↑↓ ve Enter, vazgeçmek için Esc)",
     },
+    "no_fit": {
+        "en": "{tiles}: no meld on the table takes it.",
+        "tr": "{tiles}: masadaki hiçbir per almıyor.",
+    },
+    "confirm_leave": {
+        "en": "Leave the table? A bot will play your seat until you come back (okey101 play).",
+        "tr": "Masadan kalkıyor musun? Sen dönene kadar yerine bot oynar (okey101 play).",
+    },
+    "leave_yes": {"en": "Leave (y)", "tr": "Kalk (e)"},
+    "leave_no": {"en": "Stay (n)", "tr": "Kal (h)"},
     "end_low": {"en": "at the low end", "tr": "alt uca"},
     "end_high": {"en": "at the high end", "tr": "üst uca"},
     # A rejection, with the server's sentence.
     "rejected": {"en": "Not allowed: {message}", "tr": "Olmaz: {message}"},
     "stale": {
         "en": "The table moved on before your move arrived; look again and decide.",
-        "tr": "Hamleniz ulaşmadan masa değişti; tekrar bakıp karar verin.",
+        "tr": "Hamlen ulaşmadan masa değişti; tekrar bakıp karar ver.",
     },
     "unavailable": {
         "en": "The table cannot be reached ({reason}); try again.",
-        "tr": "Masaya ulaşılamıyor ({reason}); tekrar deneyin.",
+        "tr": "Masaya ulaşılamıyor ({reason}); tekrar dene.",
     },
     # Events, as the log shows them.
     "ev_match_started": {"en": "The match has started.", "tr": "Maç başladı."},
@@ -180,10 +197,12 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
         "en": "Hand {number} dealt by {name}; indicator {tile}.",
         "tr": "{number}. eli {name} dağıttı; gösterge {tile}.",
     },
-    "ev_turn_timed_out": {
-        "en": "{name} ran out of time.",
-        "tr": "{name} süresini doldurdu.",
+    "ev_hand_dealt_own": {
+        "en": "You dealt hand {number}; indicator {tile}.",
+        "tr": "{number}. eli sen dağıttın; gösterge {tile}.",
     },
+    "ev_turn_timed_out": {"en": "{name} ran out of time.", "tr": "{name} için süre doldu."},
+    "ev_turn_timed_out_own": {"en": "Your time ran out.", "tr": "Süren doldu."},
     "ev_drew": {"en": "{name} drew from the stock.", "tr": "{name} ortadan çekti."},
     "ev_drew_own": {"en": "You drew {tile}.", "tr": "Ortadan {tile} çektin."},
     "ev_took": {"en": "{name} took {tile}.", "tr": "{name} yandan {tile} aldı."},
@@ -232,6 +251,10 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     },
     "ev_discarded": {"en": "{name} discarded {tile}.", "tr": "{name} {tile} attı."},
     "ev_stock_out": {"en": "The stock is empty.", "tr": "Ortada taş kalmadı."},
+    "ev_declined_own": {
+        "en": "You declined the last discard.",
+        "tr": "Son atılan taşı almadın.",
+    },
     "ev_declined": {
         "en": "{name} declined the last discard.",
         "tr": "{name} son atılan taşı almadı.",
@@ -239,6 +262,16 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     "ev_hand_ended": {"en": "Hand {number} is over.", "tr": "{number}. el bitti."},
     "ev_match_ended": {"en": "The match is over.", "tr": "Maç bitti."},
     "ev_seat_taken": {"en": "{name} sat at seat {seat}.", "tr": "{name} {seat}. koltuğa oturdu."},
+    "ev_seat_taken_own": {"en": "You sat at seat {seat}.", "tr": "{seat}. koltuğa oturdun."},
+    "ev_seat_left_own": {
+        "en": "You left; a bot plays your seat.",
+        "tr": "Masadan ayrıldın; yerine bot oynuyor.",
+    },
+    "ev_seat_away_own": {
+        "en": "You are away; a bot plays your seat.",
+        "tr": "Uzaktasın; yerine bot oynuyor.",
+    },
+    "ev_seat_back_own": {"en": "You are back.", "tr": "Geri döndün."},
     "ev_seat_left": {
         "en": "{name} left; a bot plays on.",
         "tr": "{name} ayrıldı; yerine bot oynuyor.",
@@ -249,9 +282,9 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     },
     "ev_seat_back": {"en": "{name} is back.", "tr": "{name} geri döndü."},
     "ev_table_closed": {"en": "The table was closed.", "tr": "Masa kapatıldı."},
-    "reason_okey": {"en": "discarded the okey", "tr": "okey attı"},
-    "reason_playable": {"en": "discarded a playable tile", "tr": "işlek taş attı"},
-    "reason_gave_back": {"en": "gave a tile back", "tr": "taş geri verdi"},
+    "reason_okey": {"en": "discarded the okey", "tr": "okey atma"},
+    "reason_playable": {"en": "discarded a playable tile", "tr": "işlek taş atma"},
+    "reason_gave_back": {"en": "gave a tile back", "tr": "taşı geri verme"},
     "reason_before": {"en": "charged before", "tr": "önceden yazılmış"},
     # The score sheet and the result.
     "sheet_title": {
@@ -261,23 +294,27 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     "sheet_title_now": {"en": "Score sheet", "tr": "Puan çizelgesi"},
     "sheet_hand": {"en": "Hand", "tr": "El"},
     "sheet_total": {"en": "Total", "tr": "Toplam"},
-    "sheet_finished_by": {"en": "finished by {name}", "tr": "{name} bitirdi"},
-    "sheet_stock_out": {"en": "stock ran out", "tr": "taş bitti"},
+    "sheet_finished_by": {"en": "finished by {name}", "tr": "{name} elini bitirdi"},
+    "sheet_finished_by_own": {"en": "you finished", "tr": "sen elini bitirdin"},
+    "sheet_stock_out": {"en": "stock ran out", "tr": "ortada taş kalmadı"},
     "sheet_void": {"en": "void hand", "tr": "geçersiz el"},
     "sheet_doubled": {"en": "×{multiplier}", "tr": "×{multiplier}"},
-    "sheet_with_okey": {"en": "with the okey", "tr": "okeyle"},
-    "sheet_after_pairs": {"en": "after pairs", "tr": "çiftten"},
-    "sheet_one_go": {"en": "in one go", "tr": "elden"},
-    "line_finished": {"en": "finished {points}", "tr": "bitirdi {points}"},
-    "line_never_opened": {"en": "never opened {points}", "tr": "açmadı {points}"},
+    "sheet_with_okey": {"en": "with the okey", "tr": "okeyle bitirme"},
+    "sheet_after_pairs": {"en": "after pairs", "tr": "çiftle bitirme"},
+    "sheet_one_go": {"en": "in one go", "tr": "elden bitirme"},
+    "line_finished": {"en": "finished {points}", "tr": "bitiren {points}"},
+    "line_never_opened": {"en": "never opened {points}", "tr": "hiç açmadan {points}"},
     "line_rack_sum": {"en": "rack ({count} tiles) {points}", "tr": "ıstaka ({count} taş) {points}"},
     "line_okey_in_hand": {"en": "okey ×{count} {points}", "tr": "elde okey ×{count} {points}"},
     "line_doubled": {"en": "×2 ({why}) {points}", "tr": "×2 ({why}) {points}"},
-    "line_opened_with_pairs": {"en": "opened with pairs", "tr": "çiftten açtı"},
-    "line_capped": {"en": "capped {points}", "tr": "sınır {points}"},
-    "line_indicator": {"en": "indicator shown {points}", "tr": "gösterge {points}"},
+    "line_opened_with_pairs": {"en": "opened with pairs", "tr": "çiftle açılmış"},
+    "line_capped": {"en": "capped {points}", "tr": "üst sınır {points}"},
+    "line_indicator": {"en": "indicator shown {points}", "tr": "gösterge gösterildi {points}"},
     "line_penalty": {"en": "penalty ({why}) {points}", "tr": "ceza ({why}) {points}"},
     "line_sum": {"en": "{lines} = {points}", "tr": "{lines} = {points}"},
+    "reveal_empty_rack": {"en": "no tiles left", "tr": "taş kalmadı"},
+    "reveal_totals": {"en": "Match: {totals} · {target}", "tr": "Maç: {totals} · {target}"},
+    "reveal_hands": {"en": "hand {played}", "tr": "{played}. el"},
     "sheet_from_table": {
         "en": "(from the table; the scoring service has not answered yet)",
         "tr": "(masadan; puan servisi henüz yanıt vermedi)",
@@ -285,7 +322,7 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     "sheet_continue": {"en": "Enter: back to the table", "tr": "Enter: masaya dön"},
     "result_title": {"en": "Match over", "tr": "Maç bitti"},
     "result_winner": {"en": "Winner: {names}", "tr": "Kazanan: {names}"},
-    "result_quit": {"en": "q: quit", "tr": "q: çıkış"},
+    "result_quit": {"en": "q: quit", "tr": "q: çık"},
     # Key bindings, as the footer shows them.
     "key_draw": {"en": "draw", "tr": "çek"},
     "key_take": {"en": "take", "tr": "al"},
@@ -303,6 +340,8 @@ CATALOGUE: Final[Mapping[str, Mapping[Language, str]]] = {
     "key_show_indicator": {"en": "show indicator", "tr": "göstergeyi göster"},
     "key_sheet": {"en": "score sheet", "tr": "puanlar"},
     "key_quit": {"en": "quit", "tr": "çık"},
+    "key_space": {"en": "space", "tr": "boşluk"},
+    "key_gap": {"en": "gap", "tr": "ara aç"},
     # The simulate command.
     "sim_match": {
         "en": "Match {number} of {count} at table {table} ({rules})",
@@ -327,7 +366,10 @@ class Strings:
 
     def __call__(self, key: str, /, **params: object) -> str:
         template = CATALOGUE[key][self.language]
-        return template.format_map(_Lenient(params))
+        text = template.format_map(_Lenient(params))
+        if template.startswith("{tile}") and template.rstrip().endswith((".", "?", "!")):
+            return sentence_case(text, self.language)  # "Kırmızı 7 attın."
+        return text
 
     @property
     def locale(self) -> str:

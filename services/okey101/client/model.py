@@ -57,6 +57,10 @@ class TableModel:
         self.names: dict[int, str] = {}
         #: Each hand's match totals before its result (SeatView.match_totals), by hand number.
         self.totals_before: dict[int, tuple[int, ...]] = {}
+        #: Each ended hand's racks, face up (HAND_ENDED's revealed_racks), by hand number.
+        self.revealed: dict[int, list[common_pb2.RevealedRack]] = {}
+        #: The match after each ended hand: totals and what ends it (HAND_ENDED).
+        self.progress: dict[int, common_pb2.MatchProgress] = {}
 
     # Views -------------------------------------------------------------------------------------
 
@@ -98,6 +102,9 @@ class TableModel:
             self.log.append(line)
         if kind == common_pb2.EVENT_KIND_HAND_ENDED:
             self.hand_results[event.hand_number] = event.hand_result
+            self.revealed[event.hand_number] = list(event.revealed_racks)
+            if event.HasField("match_progress"):
+                self.progress[event.hand_number] = event.match_progress
         if kind == common_pb2.EVENT_KIND_MATCH_ENDED:
             self.match_result = event.match_result
         return EventOutcome(
@@ -122,7 +129,12 @@ class TableModel:
     def describe(self, event: common_pb2.Event) -> str:
         """One line for the log, in the player's language; empty for events not worth one."""
         kind = event.kind
-        own = self.seat is not None and event.HasField("seat") and event.seat == self.seat
+        seat_of = event.seat if event.HasField("seat") else None
+        if kind == common_pb2.EVENT_KIND_SEAT_TAKEN and event.HasField("occupant"):
+            seat_of = event.occupant.seat
+        # The viewer's own seat has sentences of its own, the verb in the second person.
+        own = self.seat is not None and seat_of == self.seat
+        language = self.strings.language
 
         def s(key: str, **params: object) -> str:
             # The viewer's own moves have sentences of their own ("You took R7." / "R7 aldın.").
@@ -131,7 +143,7 @@ class TableModel:
             return self.strings(key, **params)
 
         name = self.name(event.seat) if event.HasField("seat") else ""
-        tile = tiles_plain(event.tiles)
+        tile = tiles_plain(event.tiles, language)
         simple = {
             common_pb2.EVENT_KIND_MATCH_STARTED: "ev_match_started",
             common_pb2.EVENT_KIND_TURN_TIMED_OUT: "ev_turn_timed_out",
@@ -157,15 +169,17 @@ class TableModel:
             return ""  # the state line says whose turn it is
         if kind == common_pb2.EVENT_KIND_DREW:
             if event.private_tiles:
-                return s("ev_drew_own", tile=tiles_plain(event.private_tiles))
+                return s("ev_drew_own", tile=tiles_plain(event.private_tiles, language))
             return s("ev_drew", name=name)
         if kind == common_pb2.EVENT_KIND_PENALTY:
             reason = s(_PENALTY_KEYS.get(event.penalty_reason, "reason_before"))
             return s("ev_penalty", name=name, points=event.points, reason=reason)
         if kind == common_pb2.EVENT_KIND_OPENED:
-            return s("ev_opened", name=name, points=event.points, tiles=meld_plain(event.meld))
+            return s(
+                "ev_opened", name=name, points=event.points, tiles=meld_plain(event.meld, language)
+            )
         if kind == common_pb2.EVENT_KIND_MELDED:
-            return s("ev_melded", name=name, tiles=meld_plain(event.meld))
+            return s("ev_melded", name=name, tiles=meld_plain(event.meld, language))
         if kind == common_pb2.EVENT_KIND_LAID_OFF:
             return s("ev_laid_off", name=name, tiles=tile, index=event.meld_index)
         if kind == common_pb2.EVENT_KIND_TOOK_OKEY:
@@ -195,13 +209,14 @@ def hand_note(
     winner: int | None,
     marks: scoring_pb2.HandMarks | common_pb2.Finish | None,
     name: str,
+    own: bool = False,
 ) -> str:
     """ "finished by X ×2 (with the okey)", "stock ran out", "void hand"."""
     if reason == common_pb2.HAND_END_REASON_VOID:
         return strings("sheet_void")
     if reason == common_pb2.HAND_END_REASON_STOCK_OUT or winner is None:
         return strings("sheet_stock_out")
-    note = strings("sheet_finished_by", name=name)
+    note = strings("sheet_finished_by_own") if own else strings("sheet_finished_by", name=name)
     if marks is not None:
         extras = [
             strings(key)
@@ -253,7 +268,10 @@ def score_reasons(strings: Strings, score: common_pb2.SeatScore) -> str:
 
 
 def sheet_rows(
-    sheet: scoring_pb2.ScoreSheet, strings: Strings, names: Sequence[str]
+    sheet: scoring_pb2.ScoreSheet,
+    strings: Strings,
+    names: Sequence[str],
+    own_seat: int | None = None,
 ) -> list[SheetRow]:
     """The rows of a ScoringService score sheet."""
     rows = []
@@ -263,7 +281,9 @@ def sheet_rows(
         rows.append(
             SheetRow(
                 hand_number=row.hand_number,
-                note=hand_note(strings, row.reason, winner, row.marks, name),
+                note=hand_note(
+                    strings, row.reason, winner, row.marks, name, own=winner == own_seat
+                ),
                 points=tuple(score.points for score in row.scores),
                 totals=tuple(row.running_totals),
             )
@@ -276,6 +296,7 @@ def rows_from_results(
     totals_before: dict[int, tuple[int, ...]],
     strings: Strings,
     names: Sequence[str],
+    own_seat: int | None = None,
 ) -> list[SheetRow]:
     """Rows from the HAND_ENDED events the client saw, when scoring has not answered: each
     hand's points, and running totals from the view's match totals before that hand."""
@@ -288,9 +309,35 @@ def rows_from_results(
         before = tuple(totals_before.get(number, ())) or (0,) * len(points)
         totals = tuple(a + b for a, b in zip(before, points, strict=False))
         finish = result.finish if result.HasField("finish") else None
-        rows.append(
-            SheetRow(
-                number, hand_note(strings, result.reason, winner, finish, name), points, totals
-            )
-        )
+        own = winner is not None and winner == own_seat
+        note = hand_note(strings, result.reason, winner, finish, name, own=own)
+        rows.append(SheetRow(number, note, points, totals))
     return rows
+
+
+# --------------------------------------------------------------------------------------------
+# The match's target, as the title and the reveal say it
+
+
+def number_text(strings: Strings, value: int) -> str:
+    """``1,000`` in English, ``1.000`` in Turkish."""
+    text = f"{value:,}"
+    return text.replace(",", ".") if strings.language == "tr" else text
+
+
+def match_target(strings: Strings, match_end: int, target_total: int, match_hands: int) -> str:
+    """What ends the match: "to 1,000" / "1.000 puanlık maç", "of 8 hands" / "8 ellik maç";
+    empty where the rules do not say."""
+    if match_end == common_pb2.MATCH_END_TARGET_TOTAL and target_total:
+        return strings("target_total", target=number_text(strings, target_total))
+    if match_end == common_pb2.MATCH_END_FIXED_HANDS and match_hands:
+        return strings("target_hands", hands=match_hands)
+    return ""
+
+
+def view_target(strings: Strings, view: common_pb2.SeatView) -> str:
+    """The match's target from a view's rule set (the rules' own default where unset)."""
+    rules = view.rules
+    target = rules.match_target if rules.HasField("match_target") else 1000
+    hands = rules.match_hands if rules.HasField("match_hands") else 0
+    return match_target(strings, rules.match_end, target, hands)

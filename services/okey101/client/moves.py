@@ -34,13 +34,19 @@ from okey101.engine.actions import (
 from okey101.engine.tiles import tile_by_id
 from okey101.platform.convert import action_to_proto
 
-#: Tiles per row of the rack on screen (a real ıstaka has two rows).
-ROW: int = 11
+#: Slots per row of the rack on screen (a real ıstaka has two rows, with room for gaps).
+ROW: int = 15
+#: The rack's slots: a tile or a gap each, as on the sites' racks.
+SLOTS: int = 2 * ROW
+#: An empty slot in ``Rack.order`` (the player's gap between groups of tiles).
+GAP: int = -1
 
 
 @dataclass
 class Rack:
-    """The player's tiles in the order they arranged them, and their selection."""
+    """The player's tiles in the slots they put them in (``GAP`` an empty slot), and their
+    selection. The cursor goes over every slot, empty ones too, so a tile can be moved into a
+    gap or to a slot past the last tile."""
 
     order: list[int] = field(default_factory=list)
     cursor: int = 0
@@ -52,37 +58,88 @@ class Rack:
     # Keeping in step with the view ----------------------------------------------------------
 
     def sync(self, tile_ids: Sequence[int]) -> None:
-        """Follow the rack of a new view: tiles that left are dropped (from the selection too),
-        new tiles go to the end, the rest keep the player's order."""
+        """Follow the rack of a new view: a tile that left leaves its slot empty (and the
+        selection), new tiles go after the last tile, the rest stay where the player put them."""
         present = set(tile_ids)
-        self.order = [tile for tile in self.order if tile in present]
+        self.order = [tile if tile in present else GAP for tile in self.order]
         known = set(self.order)
-        self.order.extend(tile for tile in tile_ids if tile not in known)
+        new = [tile for tile in tile_ids if tile not in known]
+        while self.order and self.order[-1] == GAP:
+            self.order.pop()
+        self.order.extend(new)
+        while len(self.order) > SLOTS and GAP in self.order:  # room for the new tiles
+            self.order.remove(GAP)
         self.selected = [tile for tile in self.selected if tile in present]
         self.groups = [
             kept for group in self.groups if (kept := [t for t in group if t in present])
         ]
-        self.cursor = max(0, min(self.cursor, len(self.order) - 1))
+        self.cursor = max(0, min(self.cursor, self.slots - 1))
 
     # The cursor and arranging -----------------------------------------------------------------
 
     @property
+    def slots(self) -> int:
+        return max(SLOTS, len(self.order))
+
+    @property
+    def tiles(self) -> list[int]:
+        """The tiles in the player's order, without the gaps."""
+        return [tile for tile in self.order if tile != GAP]
+
+    @property
     def at_cursor(self) -> int | None:
-        return self.order[self.cursor] if self.order else None
+        """The tile under the cursor (``None`` on an empty slot)."""
+        if 0 <= self.cursor < len(self.order) and self.order[self.cursor] != GAP:
+            return self.order[self.cursor]
+        return None
 
     def move(self, step: int) -> None:
         if self.order:
-            self.cursor = max(0, min(len(self.order) - 1, self.cursor + step))
+            self.cursor = max(0, min(self.slots - 1, self.cursor + step))
 
     def shift(self, step: int) -> None:
-        """Move the tile under the cursor ``step`` places (arranging the rack by hand)."""
+        """Move the tile under the cursor ``step`` slots, into a gap or past the last tile, or
+        swapping with the tile there (arranging the rack by hand)."""
         target = self.cursor + step
-        if self.order and 0 <= target < len(self.order):
-            self.order[self.cursor], self.order[target] = (
-                self.order[target],
-                self.order[self.cursor],
-            )
-            self.cursor = target
+        if self.at_cursor is None or not 0 <= target < self.slots:
+            return
+        while len(self.order) <= target:
+            self.order.append(GAP)
+        self.order[self.cursor], self.order[target] = self.order[target], self.order[self.cursor]
+        self.cursor = target
+        self._trim()
+
+    def insert_gap(self) -> None:
+        """An empty slot at the cursor, the tiles from there one slot on (where there is room:
+        a gap further on closes up, else the rack is full)."""
+        if self.cursor >= len(self.order):
+            return
+        after = [place for place in range(self.cursor, len(self.order)) if self.order[place] == GAP]
+        if after:
+            del self.order[after[0]]
+        elif len(self.order) >= SLOTS:
+            return
+        self.order.insert(self.cursor, GAP)
+        self._trim()
+
+    def remove_gap(self) -> None:
+        """Close the empty slot under the cursor (the tiles after it one slot back)."""
+        if 0 <= self.cursor < len(self.order) and self.order[self.cursor] == GAP:
+            del self.order[self.cursor]
+            self._trim()
+
+    def _trim(self) -> None:
+        while self.order and self.order[-1] == GAP:
+            self.order.pop()
+
+    def arrangement(self) -> list[int]:
+        """The slots as they are (tile ids and ``GAP``s), to keep across a restart."""
+        return list(self.order)
+
+    def restore(self, arrangement: Sequence[int], tile_ids: Sequence[int]) -> None:
+        """Put the tiles back in a kept arrangement (tiles gone dropped, new ones at the end)."""
+        self.order = [tile for tile in arrangement if isinstance(tile, int)]
+        self.sync(tile_ids)
 
     def sort(self, by_number: bool = False) -> None:
         """Colour then number (or number then colour); false jokers and okeys at the end."""
@@ -96,14 +153,14 @@ class Rack:
             return (0, int(tile.colour) * 13 + tile.number, tile_id)
 
         current = self.at_cursor
-        self.order.sort(key=key)
+        self.order = sorted(self.tiles, key=key)
         if current is not None:
             self.cursor = self.order.index(current)
 
     def sort_wild_last(self, wild: Iterable[int]) -> None:
         """Okeys after every other tile (called after ``sort`` with the hand's okeys)."""
         okeys = set(wild)
-        self.order.sort(key=lambda tile: tile in okeys)
+        self.order = sorted(self.tiles, key=lambda tile: tile in okeys)
 
     # Selecting --------------------------------------------------------------------------------
 
@@ -136,7 +193,7 @@ class Rack:
 
     def set_groups(self, groups: Iterable[Iterable[int]]) -> None:
         """Select ``groups`` (an arrangement the rules service suggested)."""
-        present = set(self.order)
+        present = set(self.tiles)
         self.groups = [kept for group in groups if (kept := [t for t in group if t in present])]
         self.selected = []
 

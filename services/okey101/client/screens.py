@@ -1,12 +1,17 @@
-"""The terminal client's modal screens: a yes/no question, picking a meld, the score sheet."""
+"""The terminal client's modal screens: a yes/no question, picking a meld, the score sheet.
+
+None of them eats a turn: a game key a popup has no use of (``d`` draw, ``x`` discard, the
+cursor...) closes it and is played at the table as if it had not been open (``GameKeys``), so a
+score sheet left open when the next hand's turn comes, or a question, never costs the timer.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from typing import ClassVar, Generic, TypeVar
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -14,13 +19,41 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
 
-from okey101.client import moves
 from okey101.client.i18n import Strings
 from okey101.client.model import SheetRow
 
+T = TypeVar("T")
 
-class ConfirmScreen(ModalScreen[bool]):
-    """A yes/no question (a discard that costs +101)."""
+#: Plays a key at the table (the app's ``play_key``): whether the key is a game key.
+PlayKey = Callable[[str], bool]
+
+
+class GameKeys:
+    """A popup's keys: its own (``OWN``), and any game key, which closes it (as "no") and is
+    played at the table."""
+
+    OWN: ClassVar[frozenset[str]] = frozenset()
+
+    def _close_and_play(self, screen: ModalScreen[T], cancel: T, event: events.Key) -> None:
+        play: PlayKey | None = getattr(screen.app, "play_key", None)
+        probe: Callable[[str], bool] | None = getattr(screen.app, "is_game_key", None)
+        if event.key in self.OWN or play is None or probe is None or not probe(event.key):
+            return
+        event.stop()
+        event.prevent_default()
+        key = event.key
+
+        def closed(_result: object = None) -> None:
+            play(key)
+
+        screen.dismiss(cancel)
+        screen.app.call_later(closed)
+
+
+class ConfirmScreen(GameKeys, ModalScreen[bool]):
+    """A yes/no question (a discard that costs +101, leaving a live table)."""
+
+    OWN = frozenset({"y", "e", "enter", "n", "h", "escape"})
 
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
@@ -35,6 +68,8 @@ class ConfirmScreen(ModalScreen[bool]):
     def __init__(self, question: str, yes: str, no: str) -> None:
         super().__init__()
         self.question, self.yes, self.no = question, yes, no
+        #: The question is whether to leave the table (a second q answers yes).
+        self.leaving = False
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -44,9 +79,21 @@ class ConfirmScreen(ModalScreen[bool]):
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)
 
+    def on_key(self, event: events.Key) -> None:
+        if event.key == "q":  # leave: asked about in its turn (a second q is the yes)
+            event.stop()
+            self.dismiss(self.leaving)
+            if not self.leaving:
+                self.app.call_later(self.app.run_action, "quit_client")
+            return
+        self._close_and_play(self, False, event)
 
-class PickMeldScreen(ModalScreen[moves.MeldChoice | None]):
-    """Which table meld (and which end of a run) a tile goes to."""
+
+class PickMeldScreen(GameKeys, ModalScreen[T | None], Generic[T]):
+    """Which table meld (and which end of a run) a tile goes to; or which plan of several
+    tiles' lay-offs."""
+
+    OWN = frozenset({"up", "down", "enter", "escape", "home", "end", "pageup", "pagedown"})
 
     DEFAULT_CSS = """
     PickMeldScreen { align: center middle; }
@@ -55,7 +102,7 @@ class PickMeldScreen(ModalScreen[moves.MeldChoice | None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", show=False)]
 
-    def __init__(self, prompt: str, choices: Sequence[tuple[moves.MeldChoice, Text]]) -> None:
+    def __init__(self, prompt: str, choices: Sequence[tuple[T, Text]]) -> None:
         super().__init__()
         self.prompt = prompt
         self.choices = list(choices)
@@ -74,9 +121,15 @@ class PickMeldScreen(ModalScreen[moves.MeldChoice | None]):
     def action_cancel(self) -> None:
         self.dismiss(None)
 
+    def on_key(self, event: events.Key) -> None:
+        self._close_and_play(self, None, event)
 
-class ScoreSheetScreen(ModalScreen[None]):
-    """The score sheet after a hand (and the match result once it has ended)."""
+
+class ScoreSheetScreen(GameKeys, ModalScreen[None]):
+    """The reveal after a hand (every rack, why each seat scored what it did, the match's
+    totals and its target), the score sheet under it; the match result once it has ended."""
+
+    OWN = frozenset({"enter", "escape", "q", "p"})
 
     DEFAULT_CSS = """
     ScoreSheetScreen { align: center middle; }
@@ -85,7 +138,7 @@ class ScoreSheetScreen(ModalScreen[None]):
     ScoreSheetScreen DataTable { height: auto; max-height: 20; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter,escape,space", "close", show=False),
+        Binding("enter,escape", "close", show=False),
         Binding("q", "quit_app", show=False),
     ]
 
@@ -96,8 +149,13 @@ class ScoreSheetScreen(ModalScreen[None]):
         rows: Sequence[SheetRow],
         strings: Strings,
         notes: Sequence[str] = (),
+        reveal: Sequence[Text] = (),
+        *,
+        final: bool = False,
     ) -> None:
         super().__init__()
+        self.reveal = list(reveal)
+        self.final = final
         self.title_text = title
         self.names = list(names)
         self.rows = list(rows)
@@ -108,6 +166,8 @@ class ScoreSheetScreen(ModalScreen[None]):
         s = self.strings
         with Vertical():
             yield Static(Text(self.title_text, style="bold"))
+            for line in self.reveal:
+                yield Static(line, classes="reveal")
             table: DataTable[str] = DataTable(show_cursor=False, zebra_stripes=True)
             table.can_focus = False  # Enter closes the sheet rather than selecting a cell
             table.add_column(s("sheet_hand"))
@@ -134,4 +194,11 @@ class ScoreSheetScreen(ModalScreen[None]):
         self.dismiss(None)
 
     def action_quit_app(self) -> None:
-        self.app.exit(0)
+        if self.final:  # the match is over: nothing to leave a bot to
+            self.app.exit(0)
+            return
+        self.dismiss(None)
+        self.app.call_later(self.app.run_action, "quit_client")
+
+    def on_key(self, event: events.Key) -> None:
+        self._close_and_play(self, None, event)

@@ -47,18 +47,14 @@ class SeatBox(Static):
         lines.append(
             Text(f"{s('tile_count', count=public.tile_count)} · {s('match_total', points=total)}")
         )
-        opened = {
-            common_pb2.OPENING_KIND_RUNS: s("opened_runs"),
-            common_pb2.OPENING_KIND_PAIRS: s("opened_pairs"),
-        }.get(public.opened_as, s("not_opened"))
-        line = Text(opened)
+        line = Text(opened_label(view, seat, model))
         if public.penalty_points:
             line.append(" · ")
             line.append(s("penalty_points", points=public.penalty_points), style="red")
         lines.append(line)
         if public.discards:
             discard = Text(s("last_discard", tile="").rstrip() + " ")
-            discard.append_text(tile_text(public.discards[-1]))
+            discard.append_text(tile_text(public.discards[-1], language=s.language))
         else:
             discard = Text(s("no_discard"), style="dim")
         lines.append(discard)
@@ -66,6 +62,21 @@ class SeatBox(Static):
         to_move = view.turn == seat and view.phase != common_pb2.PHASE_ENDED
         self.set_class(to_move, "to-move")
         self.set_class(view.HasField("seat") and view.seat == seat, "mine")
+
+
+def opened_label(view: common_pb2.SeatView, seat: int, model: TableModel) -> str:
+    """How a seat opened: "opened with 5 pairs" (its pairs on the table), "opened with runs
+    (128)" (what its melds on the table are worth), "not opened"."""
+    s = model.strings
+    public = view.seats[seat] if seat < len(view.seats) else common_pb2.SeatPublic(seat=seat)
+    owned = [item.meld for item in view.table if item.owner_seat == seat]
+    if public.opened_as == common_pb2.OPENING_KIND_PAIRS:
+        pairs = sum(1 for meld in owned if meld.kind == common_pb2.MELD_KIND_PAIR)
+        return s("opened_pairs_count", count=pairs) if pairs else s("opened_pairs")
+    if public.opened_as == common_pb2.OPENING_KIND_RUNS:
+        value = sum(meld.value for meld in owned if meld.kind != common_pb2.MELD_KIND_PAIR)
+        return s("opened_runs_value", value=value) if value else s("opened_runs")
+    return s("not_opened")
 
 
 class RackView(Widget):
@@ -80,6 +91,8 @@ class RackView(Widget):
         self.rack = moves.Rack()
         self.view: common_pb2.SeatView | None = None
         self.note = ""
+        #: The screen's language ("tr": tiles drawn as numbers in their colour's ink).
+        self.language = "en"
 
     def render(self) -> Text:
         if self.view is None or not self.view.HasField("seat"):
@@ -87,15 +100,17 @@ class RackView(Widget):
         by_id = {item.tile.id: item for item in self.view.rack}
         marks = self.rack.marks()
         out = Text()
-        for start in range(0, max(len(self.rack.order), 1), moves.ROW):
-            row = self.rack.order[start : start + moves.ROW]
+        slots = self.rack.order + [moves.GAP] * (self.rack.slots - len(self.rack.order))
+        for start in range(0, len(slots), moves.ROW):
+            row = slots[start : start + moves.ROW]
             tiles = Text()
             under = Text()
             for place, tile_id in enumerate(row, start=start):
                 item = by_id.get(tile_id)
-                if item is None:
-                    continue
-                cell = rack_tile_text(item, width=TILE_WIDTH)
+                if item is None:  # an empty slot of the ıstaka
+                    cell = Text("·".ljust(TILE_WIDTH), style="grey39")
+                else:
+                    cell = rack_tile_text(item, width=TILE_WIDTH, language=self.language)
                 if place == self.rack.cursor:
                     cell.stylize(Style(reverse=True))
                 tiles.append_text(cell)

@@ -55,6 +55,7 @@ from okey101.engine.hand import (
     TableMeld,
     ThisTurn,
     apply,
+    extend_meld,
     finish_of,
 )
 from okey101.engine.hints import (
@@ -177,6 +178,7 @@ __all__ = [
     "can_use",
     "deal",
     "decide",
+    "extend_meld",
     "face_name",
     "fallback_decision",
     "finish_of",

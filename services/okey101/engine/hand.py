@@ -533,6 +533,14 @@ def _lay_off(state: HandState, seat: int, action: LayOff) -> tuple[HandState, tu
     return new, (Event(EventKind.LAID_OFF, seat, tiles=(action.tile,), meld=action.meld),)
 
 
+def extend_meld(meld: Meld, tile: Tile, end: End | None, okey: Okey, rules: RuleSet) -> Meld:
+    """``meld`` with ``tile`` laid off on it (at a run's ``end``; ``None``: the one end it
+    fits), or the violation saying why it does not fit (``TILE_DOES_NOT_FIT``, ``SET_IS_FULL``,
+    ``CANNOT_LAY_OFF_ON_PAIR``, ``END_REQUIRED``): the meld half of a lay-off, for a client
+    that asks which melds a tile fits."""
+    return _extend(meld, tile, end, okey, rules)
+
+
 def _extend(meld: Meld, tile: Tile, end: End | None, okey: Okey, rules: RuleSet) -> Meld:
     """``meld`` with ``tile`` laid off on it, or the reason it does not fit."""
     wild = okey.is_wild(tile)

@@ -16,8 +16,8 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "UNKNOWN_TILE": {
         "en": "'{tile}' is not a tile: write a colour R, Y, B or K and a number 1-13 (R7, K13), "
         "or FJ for a false joker.",
-        "tr": "'{tile}' bir taş değil: renk (R, Y, B, K) ve 1-13 arası bir sayı yazın (R7, K13) "
-        "ya da sahte okey için FJ.",
+        "tr": "'{tile}' bir taş değil: renk harfi (R kırmızı, Y sarı, B mavi, K siyah) ve 1-13 "
+        "arası bir sayı yaz (R7, K13) ya da sahte okey için FJ.",
     },
     "TOO_MANY_COPIES": {
         "en": "There are only two {tile} tiles in the set (the indicator counts).",
@@ -29,7 +29,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "UNKNOWN_PRESET": {
         "en": "There is no rule set called '{preset}'; choose oyna, boombala or north_sultan.",
-        "tr": "'{preset}' adında bir kural seti yok; oyna, boombala ya da north_sultan seçin.",
+        "tr": "'{preset}' adında bir kural seti yok; oyna, boombala ya da north_sultan seç.",
     },
     "UNKNOWN_RULE": {
         "en": "There is no rule called '{rule}'.",
@@ -107,19 +107,19 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "NOT_YOUR_TURN": {
         "en": "It is not your turn: seat {turn} is to play.",
-        "tr": "Sıra sizde değil: sıra {turn} numaralı koltukta.",
+        "tr": "Sıra sende değil: sıra {turn} numaralı koltukta.",
     },
     "MUST_DRAW_FIRST": {
         "en": "Take a tile first: draw from the stock or take the tile on your left.",
-        "tr": "Önce taş alın: ortadan çekin ya da solunuzdaki taşı alın.",
+        "tr": "Önce taş al: ortadan çek ya da solundaki taşı al.",
     },
     "NO_DRAW_ON_FIRST_TURN": {
         "en": "The starting player does not draw on the first turn: discard one of your 22 tiles.",
-        "tr": "Başlayan oyuncu ilk elde taş çekmez: 22 taşınızdan birini atın.",
+        "tr": "Başlayan oyuncu ilk turda taş çekmez: 22 taşından birini at.",
     },
     "ALREADY_DREW": {
         "en": "You have already taken a tile this turn.",
-        "tr": "Bu elde zaten taş aldınız.",
+        "tr": "Bu turda zaten taş aldın.",
     },
     "STOCK_EMPTY": {
         "en": "The stock is empty.",
@@ -127,35 +127,35 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "NOTHING_TO_TAKE": {
         "en": "There is no tile on your left to take.",
-        "tr": "Solunuzda alınacak taş yok.",
+        "tr": "Solunda alınacak taş yok.",
     },
     "TAKEN_TILE_UNUSABLE": {
         "en": "You may take {tile} only if you can use it this turn, and you cannot.",
-        "tr": "{tile} taşını ancak bu elde kullanabilecekseniz alabilirsiniz; kullanamıyorsunuz.",
+        "tr": "{tile} taşını ancak bu turda kullanabileceksen alabilirsin; kullanamıyorsun.",
     },
     "TAKE_ONLY_TO_OPEN": {
         "en": "You have not opened: you may take {tile} only to open with it this turn.",
-        "tr": "Henüz açmadınız: {tile} taşını ancak bu elde onunla açmak için alabilirsiniz.",
+        "tr": "Henüz açmadın: {tile} taşını ancak bu turda onunla açmak için alabilirsin.",
     },
     "TAKEN_TILE_NOT_IN_OPENING": {
         "en": "You took {tile} from your left: your opening must use it.",
-        "tr": "Solunuzdan {tile} aldınız: açışınızda onu kullanmalısınız.",
+        "tr": "Solundan {tile} aldın: açışında onu kullanmalısın.",
     },
     "TAKEN_TILE_NOT_USED": {
         "en": "You took {tile} from your left: put it on the table before you discard.",
-        "tr": "Solunuzdan {tile} aldınız: atmadan önce onu masaya koyun.",
+        "tr": "Solundan {tile} aldın: atmadan önce onu masaya koy.",
     },
     "TAKEN_TILE_MUST_GO_DOWN": {
         "en": "You took {tile} from your left: put it on the table, or give it back (+101).",
-        "tr": "Solunuzdan {tile} aldınız: masaya koyun ya da geri verin (+101).",
+        "tr": "Solundan {tile} aldın: masaya koy ya da geri ver (+101).",
     },
     "TAKEN_TILE_THROWN_BACK": {
         "en": "You cannot throw {tile} straight back.",
-        "tr": "{tile} taşını hemen geri atamazsınız.",
+        "tr": "{tile} taşını hemen geri atamazsın.",
     },
     "TAKEN_TILE_CANNOT_FINISH": {
         "en": "You cannot finish by throwing {tile}, the tile you took from your left.",
-        "tr": "Solunuzdan aldığınız {tile} taşını atarak bitiremezsiniz.",
+        "tr": "Solundan aldığın {tile} taşını atarak elini bitiremezsin.",
     },
     "GIVE_BACK_NOT_ALLOWED": {
         "en": "At this table a taken tile is not given back.",
@@ -163,15 +163,15 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "NOTHING_TO_GIVE_BACK": {
         "en": "You have no taken tile to give back.",
-        "tr": "Geri verecek aldığınız bir taş yok.",
+        "tr": "Geri verecek, yandan aldığın bir taş yok.",
     },
     "GIVE_BACK_AFTER_PLAY": {
         "en": "You have already played this turn: the taken tile can no longer be given back.",
-        "tr": "Bu elde zaten oynadınız: aldığınız taş artık geri verilemez.",
+        "tr": "Bu turda zaten oynadın: aldığın taş artık geri verilemez.",
     },
     "TILE_NOT_IN_RACK": {
         "en": "{tile} is not on your rack.",
-        "tr": "{tile} ıstakanızda yok.",
+        "tr": "{tile} ıstakanda yok.",
     },
     "DUPLICATE_TILE": {
         "en": "{tile} is named twice in one move.",
@@ -183,11 +183,11 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "MUST_KEEP_TILE": {
         "en": "You must keep a tile to discard.",
-        "tr": "Atmak için elinizde bir taş kalmalı.",
+        "tr": "Atmak için ıstakanda bir taş kalmalı.",
     },
     "ALREADY_OPENED": {
         "en": "You have already opened.",
-        "tr": "Zaten açtınız.",
+        "tr": "Zaten açtın.",
     },
     "OPENING_MIXES_PAIRS": {
         "en": "An opening is runs and sets, or pairs: never both.",
@@ -203,29 +203,29 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "MUST_OPEN_FIRST": {
         "en": "You have not opened yet.",
-        "tr": "Henüz açmadınız.",
+        "tr": "Henüz açmadın.",
     },
     "NOT_IN_OPENING_TURN": {
         "en": "At this table you can add tiles and new melds only from the turn after you open.",
-        "tr": "Bu masada taş işlemek ve yeni per açmak ancak açtığınız elden sonraki elde olur.",
+        "tr": "Bu masada taş işlemek ve yeni per koymak ancak açtığın turdan sonraki turda olur.",
     },
     "PAIRS_NOT_ALLOWED": {
         "en": "You opened with runs or sets: you may put pairs down only once someone has opened "
         "with pairs, where the table allows it.",
-        "tr": "Seri ya da perle açtınız: çifti ancak biri çiftle açtıktan sonra, masa izin "
-        "veriyorsa koyabilirsiniz.",
+        "tr": "Seri ya da perle açtın: çifti ancak biri çiftle açtıktan sonra, masa izin "
+        "veriyorsa koyabilirsin.",
     },
     "PAIRS_OPENER_NO_RUNS": {
         "en": "You opened with pairs: the only new melds you may put down are pairs.",
-        "tr": "Çiftle açtınız: yalnızca yeni çift koyabilirsiniz.",
+        "tr": "Çiftle açtın: yalnızca yeni çift koyabilirsin.",
     },
     "PAIRS_OPENER_NO_LAY_OFF": {
         "en": "You opened with pairs: at this table you cannot lay tiles off.",
-        "tr": "Çiftle açtınız: bu masada taş işleyemezsiniz.",
+        "tr": "Çiftle açtın: bu masada taş işleyemezsin.",
     },
     "LAY_OFF_LIMIT": {
         "en": "After a pairs opening you may lay off at most {limit} tiles a turn.",
-        "tr": "Çiftle açtıktan sonra bir elde en fazla {limit} taş işleyebilirsiniz.",
+        "tr": "Çiftle açtıktan sonra bir turda en fazla {limit} taş işleyebilirsin.",
     },
     "UNKNOWN_MELD": {
         "en": "There is no meld {meld} on the table.",
@@ -245,7 +245,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "END_REQUIRED": {
         "en": "Say which end of the run the tile goes on: low or high.",
-        "tr": "Taşın serinin hangi ucuna gideceğini söyleyin: alt ya da üst.",
+        "tr": "Taşın serinin hangi ucuna gideceğini seç: alt ya da üst.",
     },
     "OKEY_STAYS": {
         "en": "At this table an okey on the table stays there.",
@@ -257,7 +257,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "OKEY_FOR_OKEY": {
         "en": "Put the tile the okey stands for, not an okey.",
-        "tr": "Okeyin yerine geçtiği taşı koyun, okey değil.",
+        "tr": "Okeyin yerine geçtiği taşı koy, okey değil.",
     },
     "OKEY_AMBIGUOUS": {
         "en": "What this okey stands for is not decided, so it cannot be taken.",
@@ -265,7 +265,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "ONE_TILE_FOR_AN_OKEY": {
         "en": "Put exactly one tile, the one the okey stands for.",
-        "tr": "Tam bir taş koyun: okeyin yerine geçtiği taşı.",
+        "tr": "Tam bir taş koy: okeyin yerine geçtiği taşı.",
     },
     "NOT_WHAT_OKEY_STANDS_FOR": {
         "en": "No okey in that meld stands for {tile}.",
@@ -281,11 +281,11 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "INDICATOR_FIRST_TURN_ONLY": {
         "en": "The indicator can be shown only once, on your first turn.",
-        "tr": "Gösterge yalnızca bir kez, ilk elinizde gösterilebilir.",
+        "tr": "Gösterge yalnızca bir kez, ilk turunda gösterilebilir.",
     },
     "NO_INDICATOR_TWIN": {
         "en": "You do not hold {tile}, the indicator's twin.",
-        "tr": "Göstergenin eşi olan {tile} elinizde yok.",
+        "tr": "Göstergenin eşi olan {tile} ıstakanda yok.",
     },
     "NO_LEGAL_DISCARD": {
         "en": "No tile on the rack can be discarded now.",
@@ -308,12 +308,48 @@ CATALOGUE: dict[str, dict[str, str]] = {
 }
 
 
+#: The colours as a Turkish player names them: the notation's letters are English (R red, Y
+#: yellow, B blue, K black), and K reads as *kırmızı* (red) in Turkish, so a Turkish sentence
+#: names a tile by its colour's word ("siyah 13"), never by its letter.
+TURKISH_COLOURS: dict[str, str] = {"R": "kırmızı", "Y": "sarı", "B": "mavi", "K": "siyah"}
+
+
+def tile_name(notation: str, language: str) -> str:
+    """How a sentence names a tile: its notation in English (``K13``), its colour's word and
+    number in Turkish (``siyah 13``; ``sahte okey`` for ``FJ``). Anything that is not a tile's
+    notation (a mistyped tile quoted back) is left as it is."""
+    if language != "tr":
+        return notation
+    if notation == "FJ":
+        return "sahte okey"
+    colour, number = notation[:1], notation[1:]
+    if colour in TURKISH_COLOURS and number.isdigit() and 1 <= int(number) <= 13:
+        return f"{TURKISH_COLOURS[colour]} {int(number)}"
+    return notation
+
+
+def sentence_case(text: str, language: str) -> str:
+    """``text`` with its first letter a capital, the Turkish way in Turkish (i -> İ, ı -> I):
+    a sentence that starts with a tile's name ("siyah 13 ıstakanda yok.") starts a sentence."""
+    if not text:
+        return text
+    special = {"i": "İ", "ı": "I"} if language == "tr" else {}
+    return special.get(text[0], text[0].upper()) + text[1:]
+
+
 def render(code: str, language: str, params: Mapping[str, object]) -> str:
-    """The sentence for ``code`` in ``language`` (English if the language is not known)."""
+    """The sentence for ``code`` in ``language`` (English if the language is not known); a
+    ``tile`` parameter is named as ``tile_name`` says (the params themselves keep the
+    notation, for clients and logs)."""
     entry = CATALOGUE.get(code)
     if entry is None:
         return code
     template = entry.get(language, entry["en"])
+    tile = params.get("tile")
+    if language == "tr" and isinstance(tile, str) and code != "UNKNOWN_TILE":
+        params = {**params, "tile": tile_name(tile, language)}
+        if template.startswith("{tile}"):
+            return sentence_case(template.format_map(_Lenient(params)), language)
     try:
         return template.format(**params)
     except (KeyError, IndexError):

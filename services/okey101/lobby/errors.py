@@ -51,7 +51,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "REQUEST_ID_REUSED": {
         "en": "This request_id was already used for a different request; use a new one.",
-        "tr": "Bu request_id başka bir istek için kullanıldı; yenisini kullanın.",
+        "tr": "Bu request_id başka bir istek için kullanıldı; yenisini kullan.",
     },
     "DUPLICATE_SEAT": {
         "en": "Seat {seat} is named twice.",
@@ -64,7 +64,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     # Who you are.
     "GUEST_SECRET_REQUIRED": {
         "en": "This device has logged in before: send the guest secret its first login gave.",
-        "tr": "Bu cihaz daha önce giriş yaptı: ilk girişte verilen misafir sırrını gönderin.",
+        "tr": "Bu cihaz daha önce giriş yaptı: ilk girişte verilen misafir sırrını gönder.",
     },
     "BAD_GUEST_SECRET": {
         "en": "The guest secret does not match this device.",
@@ -76,21 +76,21 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "REFRESH_TOKEN_INVALID": {
         "en": "The refresh token is not valid; log in again.",
-        "tr": "Yenileme anahtarı geçerli değil; yeniden giriş yapın.",
+        "tr": "Yenileme anahtarı geçerli değil; yeniden giriş yap.",
     },
     "REFRESH_TOKEN_EXPIRED": {
         "en": "The refresh token has expired; log in again.",
-        "tr": "Yenileme anahtarının süresi doldu; yeniden giriş yapın.",
+        "tr": "Yenileme anahtarının süresi doldu; yeniden giriş yap.",
     },
     "REFRESH_TOKEN_REVOKED": {
         "en": "The refresh token was revoked (logged out); log in again.",
-        "tr": "Yenileme anahtarı iptal edildi (çıkış yapıldı); yeniden giriş yapın.",
+        "tr": "Yenileme anahtarı iptal edildi (çıkış yapıldı); yeniden giriş yap.",
     },
     "REFRESH_TOKEN_REUSED": {
         "en": "This refresh token was already used, so every token of this login is now "
         "revoked; log in again.",
         "tr": "Bu yenileme anahtarı daha önce kullanıldı; bu yüzden bu girişin tüm anahtarları "
-        "iptal edildi. Yeniden giriş yapın.",
+        "iptal edildi. Yeniden giriş yap.",
     },
     # State.
     "USERNAME_TAKEN": {
@@ -99,11 +99,11 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "GUEST_UPGRADED": {
         "en": "This device's guest has become the account {username}: log in with it.",
-        "tr": "Bu cihazın misafiri {username} hesabına dönüştü: o hesapla giriş yapın.",
+        "tr": "Bu cihazın misafiri {username} hesabına dönüştü: o hesapla giriş yap.",
     },
     "ALREADY_ACCOUNT": {
         "en": "You already have an account.",
-        "tr": "Zaten bir hesabınız var.",
+        "tr": "Zaten bir hesabın var.",
     },
     "TOURNAMENT_FULL": {
         "en": "Tournament {tournament_id} is full ({max_players} players).",
@@ -130,7 +130,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "NOT_YOUR_TICKET": {
         "en": "Quick-match ticket {ticket_id} is not yours.",
-        "tr": "{ticket_id} hızlı oyun bileti sizin değil.",
+        "tr": "{ticket_id} hızlı oyun bileti senin değil.",
     },
     "PLAYER_TOKEN_REQUIRED": {
         "en": "This call needs a player's token.",
@@ -152,15 +152,15 @@ CATALOGUE: dict[str, dict[str, str]] = {
     # Serving.
     "SERVICE_STARTING": {
         "en": "The lobby is still starting; try again in a moment.",
-        "tr": "Lobi henüz açılıyor; birazdan tekrar deneyin.",
+        "tr": "Lobi henüz açılıyor; birazdan tekrar dene.",
     },
     "DATABASE_UNAVAILABLE": {
         "en": "The lobby's database cannot be reached just now; try again.",
-        "tr": "Lobinin veritabanına şu anda ulaşılamıyor; tekrar deneyin.",
+        "tr": "Lobinin veritabanına şu anda ulaşılamıyor; tekrar dene.",
     },
     "PEER_UNAVAILABLE": {
         "en": "The {service} service cannot be reached just now; try again.",
-        "tr": "{service} servisine şu anda ulaşılamıyor; tekrar deneyin.",
+        "tr": "{service} servisine şu anda ulaşılamıyor; tekrar dene.",
     },
 }
 

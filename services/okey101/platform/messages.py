@@ -57,15 +57,15 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "TOKEN_MISSING": {
         "en": "This call needs a token: send it as the 'authorization: Bearer <token>' header.",
         "tr": "Bu çağrı bir anahtar (token) ister: 'authorization: Bearer <token>' başlığıyla "
-        "gönderin.",
+        "gönder.",
     },
     "TOKEN_INVALID": {
         "en": "The token is not valid; sign in again.",
-        "tr": "Anahtar (token) geçerli değil; yeniden giriş yapın.",
+        "tr": "Anahtar (token) geçerli değil; yeniden giriş yap.",
     },
     "TOKEN_EXPIRED": {
         "en": "The token has expired; refresh it and try again.",
-        "tr": "Anahtarın (token) süresi doldu; yenileyip tekrar deneyin.",
+        "tr": "Anahtarın (token) süresi doldu; yenileyip tekrar dene.",
     },
     "TOKEN_WRONG_KIND": {
         "en": "This call does not accept a {kind} token; it takes: {accepts}.",
@@ -77,7 +77,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "NOT_YOUR_SEAT": {
         "en": "Seat {seat} is not yours.",
-        "tr": "{seat} numaralı koltuk sizin değil.",
+        "tr": "{seat} numaralı koltuk senin değil.",
     },
     # Lookups.
     "TABLE_NOT_FOUND": {
@@ -97,18 +97,18 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "This was based on version {version} of the table, which is now at {current}: "
         "refresh and try again.",
         "tr": "Bu istek masanın {version} sürümüne dayanıyor, masa şimdi {current} sürümünde: "
-        "yenileyip tekrar deneyin.",
+        "yenileyip tekrar dene.",
     },
     "RATE_LIMITED": {
         "en": "Too many requests; wait a moment and try again.",
-        "tr": "Çok fazla istek; biraz bekleyip tekrar deneyin.",
+        "tr": "Çok fazla istek; biraz bekleyip tekrar dene.",
     },
     # Paging: a page token made for another request (``platform.paging``, the table's too).
     "PAGE_TOKEN_INVALID": {
         "en": "The page token is not one this call gave for the same request; start again from "
         "the first page.",
         "tr": "Sayfa anahtarı bu istek için verilmiş bir anahtar değil; ilk sayfadan yeniden "
-        "başlayın.",
+        "başla.",
     },
     # Serving.
     "MALFORMED_REQUEST": {
@@ -117,11 +117,11 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "SERVER_SHUTTING_DOWN": {
         "en": "This server is restarting: reconnect and carry on where you left off.",
-        "tr": "Bu sunucu yeniden başlıyor: yeniden bağlanın ve kaldığınız yerden devam edin.",
+        "tr": "Bu sunucu yeniden başlıyor: yeniden bağlan ve kaldığın yerden devam et.",
     },
     "INTERNAL": {
         "en": "Something went wrong on our side; please try again.",
-        "tr": "Bizim tarafımızda bir sorun oluştu; lütfen tekrar deneyin.",
+        "tr": "Bizim tarafımızda bir sorun oluştu; lütfen tekrar dene.",
     },
 }
 

@@ -63,7 +63,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "Match {match_id} lists {count} hand(s) not recorded yet ({missing}): record them "
         "first.",
         "tr": "{match_id} maçı henüz kaydedilmemiş {count} el içeriyor ({missing}): önce onları "
-        "kaydedin.",
+        "kaydet.",
     },
     "MATCH_NOT_OVER": {
         "en": "Match {match_id} is not over under its rules after the hands it lists.",
@@ -77,11 +77,11 @@ CATALOGUE: dict[str, dict[str, str]] = {
     # Serving.
     "SERVICE_STARTING": {
         "en": "The scoring service is still starting; try again in a moment.",
-        "tr": "Puan servisi henüz açılıyor; birazdan tekrar deneyin.",
+        "tr": "Puan servisi henüz açılıyor; birazdan tekrar dene.",
     },
     "DATABASE_UNAVAILABLE": {
         "en": "The score database cannot be reached just now; try again.",
-        "tr": "Puan veritabanına şu anda ulaşılamıyor; tekrar deneyin.",
+        "tr": "Puan veritabanına şu anda ulaşılamıyor; tekrar dene.",
     },
 }
 

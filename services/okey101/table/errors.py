@@ -25,7 +25,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "Request id {request_id} was already used for another table: use a new id for a "
         "new change.",
         "tr": "{request_id} istek kimliği başka bir masa için kullanıldı: yeni bir değişiklik "
-        "için yeni bir kimlik kullanın.",
+        "için yeni bir kimlik kullan.",
     },
     "SEQUENCE_AHEAD": {
         "en": "Sequence number {after_sequence} is ahead of the table's last event "
@@ -43,15 +43,15 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "ALREADY_SEATED": {
         "en": "You already sit at seat {seat} of this table.",
-        "tr": "Bu masada zaten {seat} numaralı koltukta oturuyorsunuz.",
+        "tr": "Bu masada zaten {seat} numaralı koltukta oturuyorsun.",
     },
     "NOT_SEATED": {
         "en": "You do not sit at this table.",
-        "tr": "Bu masada oturmuyorsunuz.",
+        "tr": "Bu masada oturmuyorsun.",
     },
     "SEATS_EMPTY": {
         "en": "Seats {seats} are empty: fill them (or start with bots).",
-        "tr": "{seats} numaralı koltuklar boş: doldurun (ya da botlarla başlatın).",
+        "tr": "{seats} numaralı koltuklar boş: doldur (ya da botlarla başlat).",
     },
     "ALREADY_STARTED": {
         "en": "The match at this table has already started.",
@@ -72,8 +72,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "TABLE_CONTENDED": {
         "en": "The table kept changing while your request was being applied: look at it again "
         "and retry.",
-        "tr": "İsteğiniz uygulanırken masa sürekli değişti: masaya yeniden bakıp tekrar "
-        "deneyin.",
+        "tr": "İsteğin uygulanırken masa sürekli değişti: masaya yeniden bakıp tekrar dene.",
     },
     "HAND_NOT_IN_PLAY": {
         "en": "No hand is in play at this table just now; the next one is being dealt.",
@@ -107,20 +106,20 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "NOT_AT_HAND": {
         "en": "You did not sit at hand {hand_id}.",
-        "tr": "{hand_id} elinde oturmadınız.",
+        "tr": "{hand_id} elinde oturmadın.",
     },
     # Dependencies.
     "RULES_UNAVAILABLE": {
         "en": "The rules service cannot be reached just now; try again.",
-        "tr": "Kural servisine şu anda ulaşılamıyor; tekrar deneyin.",
+        "tr": "Kural servisine şu anda ulaşılamıyor; tekrar dene.",
     },
     "BOT_UNAVAILABLE": {
         "en": "The bot service cannot be reached just now; try again.",
-        "tr": "Bot servisine şu anda ulaşılamıyor; tekrar deneyin.",
+        "tr": "Bot servisine şu anda ulaşılamıyor; tekrar dene.",
     },
     "DATABASE_UNAVAILABLE": {
         "en": "The table database cannot be reached just now; try again.",
-        "tr": "Masa veritabanına şu anda ulaşılamıyor; tekrar deneyin.",
+        "tr": "Masa veritabanına şu anda ulaşılamıyor; tekrar dene.",
     },
 }
 
