@@ -212,6 +212,7 @@ SCOPED = Table(
     Column("request_id", String(64), primary_key=True),
     Column("table_id", String(64), nullable=False),
     Column("response", LargeBinary, nullable=False),
+    Column("fingerprint", LargeBinary, nullable=True),
     Column("created_us", BigInteger, nullable=False),
 )
 ROWS = Table(

@@ -813,7 +813,7 @@ def test_migrated_schema_matches_the_models(table_url: str) -> None:
 
                 differences, revision = await connection.run_sync(compare)
             assert differences == []
-            assert revision == "0002_journal"
+            assert revision == "0003_request_fingerprint"
         finally:
             await database.dispose()
 

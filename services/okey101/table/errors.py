@@ -22,9 +22,9 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "tr": "İstekte {field} alanı olmalı.",
     },
     "REQUEST_ID_REUSED": {
-        "en": "Request id {request_id} was already used for another table: use a new id for a "
-        "new change.",
-        "tr": "{request_id} istek kimliği başka bir masa için kullanıldı: yeni bir değişiklik "
+        "en": "Request id {request_id} was already used for a different request: use a new id "
+        "for a new change.",
+        "tr": "{request_id} istek kimliği başka bir istek için kullanıldı: yeni bir değişiklik "
         "için yeni bir kimlik kullanın.",
     },
     "SEQUENCE_AHEAD": {

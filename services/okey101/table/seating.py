@@ -15,20 +15,20 @@ from okey.v1 import common_pb2, table_pb2
 from okey101.engine.hand import SEATS, HandState
 from okey101.platform.auth import Claims
 from okey101.table import events
-from okey101.table.change import Change, Sealed
+from okey101.table.change import AnswerKey, Change, Sealed
 from okey101.table.errors import Conflict, Denied, Missing
 from okey101.table.options import TableOptions, us
 from okey101.table.records import DealInfo, SeatRecord, TableRecord, TimerRecord
 from okey101.table.turns import start_timer, turn_timer
 from okey101.table.views import hand_live, table_message
 
-Answer = tuple[str, str, str]
+Answer = AnswerKey
 
 
-def _answer(key: Answer, respond: Callable[[Sealed], bytes]) -> tuple[
-    str, str, str, Callable[[Sealed], bytes]
-]:
-    return (*key, respond)
+def _answer(
+    key: Answer, respond: Callable[[Sealed], bytes]
+) -> tuple[AnswerKey, Callable[[Sealed], bytes]]:
+    return (key, respond)
 
 
 def _refuse_if_over(record: TableRecord) -> None:

@@ -26,6 +26,7 @@ from typing import Any, Final
 import grpc
 import grpc.aio
 import structlog
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 from okey.v1 import common_pb2, table_pb2
 
@@ -36,10 +37,12 @@ from okey101.engine.match import new_match
 from okey101.platform import convert, paging
 from okey101.platform.auth import Access, AccessPolicy, Claims, require_claims
 from okey101.platform.convert import wire
+from okey101.platform.idempotency import fingerprint, same_request
 from okey101.platform.registration import add_servicer
 from okey101.table import metrics
 from okey101.table.autoplay import SOURCE_LABELS, Autoplay
-from okey101.table.core import AnswerKey, TableCore
+from okey101.table.change import AnswerKey
+from okey101.table.core import TableCore
 from okey101.table.dealing import bot_level, plan_start
 from okey101.table.errors import (
     Conflict,
@@ -239,7 +242,9 @@ class TableServicer:
             row.update(timer_kind=timer.kind, timer_due_us=timer.due_us)
         response = table_pb2.CreateTableResponse(table=table_message(record, None))
         created = await self.store.create(
-            row, (claims.subject, "CreateTable", request.request_id, response.SerializeToString())
+            row,
+            (claims.subject, "CreateTable", request.request_id, response.SerializeToString()),
+            fingerprint(request),
         )
         if not created:  # a retry raced this call and answered first
             replayed = await self._stored(claims, "CreateTable", request)
@@ -303,7 +308,7 @@ class TableServicer:
         self, request: table_pb2.SitRequest, context: Any
     ) -> bytes:
         claims = require_claims()
-        key = self._key(claims, "Sit", request.request_id)
+        key = self._key(claims, "Sit", request)
         check_id(request.table_id, "table_id")
         player_id = (
             check_id(request.player_id, "player_id") if claims.kind == "service" else claims.subject
@@ -332,7 +337,7 @@ class TableServicer:
         self, request: table_pb2.LeaveRequest, context: Any
     ) -> bytes:
         claims = require_claims()
-        key = self._key(claims, "Leave", request.request_id)
+        key = self._key(claims, "Leave", request)
         check_id(request.table_id, "table_id")
         player_id = (
             check_id(request.player_id, "player_id") if claims.kind == "service" else claims.subject
@@ -354,7 +359,7 @@ class TableServicer:
         self, request: table_pb2.SetDealSeedRequest, context: Any
     ) -> bytes:
         claims = require_claims()
-        key = self._key(claims, "SetDealSeed", request.request_id)
+        key = self._key(claims, "SetDealSeed", request)
         check_id(request.table_id, "table_id")
         seed = parse_seed(request.deal_seed, field="deal_seed").hex() if request.deal_seed else ""
         now = self.now_us()
@@ -373,7 +378,7 @@ class TableServicer:
         self, request: table_pb2.CloseTableRequest, context: Any
     ) -> bytes:
         claims = require_claims()
-        key = self._key(claims, "CloseTable", request.request_id)
+        key = self._key(claims, "CloseTable", request)
         check_id(request.table_id, "table_id")
         now = self.now_us()
         outcome = await self.core.change(
@@ -392,7 +397,7 @@ class TableServicer:
         self, request: table_pb2.StartRequest, context: Any
     ) -> bytes:
         claims = require_claims()
-        key = self._key(claims, "Start", request.request_id)
+        key = self._key(claims, "Start", request)
         check_id(request.table_id, "table_id")
         now = self.now_us()
         options = self.options
@@ -442,9 +447,9 @@ class TableServicer:
         if claims.kind == "player":
             # RATE_LIMITED; a retry (the same request id) is not counted again.
             self.act_limits.check(claims.subject, request.table_id, request.request_id)
-        key: AnswerKey = (claims.subject, "Act", request.request_id)
+        key = self._key(claims, "Act", request)
         live = await self.core.tables.get(request.table_id)
-        known = live.answers.get(key)
+        known = live.answered(key)
         if known is not None:
             return known
         if not request.actions:
@@ -596,18 +601,23 @@ class TableServicer:
     # Stored answers
 
     @staticmethod
-    def _key(claims: Claims, method: str, request_id: str) -> AnswerKey:
+    def _key(claims: Claims, method: str, request: Message) -> AnswerKey:
+        """Where the answer to ``request`` is stored, and what a retry must repeat: the
+        request without its request id and locale (AIP-155: the id is bound to its request)."""
+        request_id = str(getattr(request, "request_id"))  # noqa: B009 (every such request)
         check_request_id(request_id)
-        return (claims.subject, method, request_id)
+        return AnswerKey(claims.subject, method, request_id, fingerprint(request))
 
     async def _stored(self, claims: Claims, method: str, request: Any) -> bytes | None:
-        """The first answer to ``request``'s request id, if it was answered (a call about
-        another table: INVALID_ARGUMENT REQUEST_ID_REUSED)."""
+        """The first answer to ``request``'s request id, if it was answered (another request,
+        or a call about another table: INVALID_ARGUMENT REQUEST_ID_REUSED)."""
         stored = await self.store.answer(claims.subject, method, request.request_id)
         if stored is None:
             return None
-        table_id, answer = stored
-        if getattr(request, "table_id", table_id) != table_id:
+        table_id, asked, answer = stored
+        if getattr(request, "table_id", table_id) != table_id or not same_request(
+            asked, fingerprint(request)
+        ):
             raise Invalid("REQUEST_ID_REUSED", request_id=request.request_id)
         return answer
 
