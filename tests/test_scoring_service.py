@@ -485,6 +485,10 @@ def test_oyna_match_to_1000_score_sheet_ratings_and_stats(
             extra.hand_id = extra.deal.hand_id = "oyna-1-late"
             extra.hand_number = 99
             extra.deal.CopyFrom(deal_record("oyna-1-late"))
+            # Hand 1's request id is bound to hand 1 (AIP-155).
+            code, reason = await refused(service.stub.RecordHand, extra)
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+            extra.request_id = "a-late-hand"
             code, reason = await refused(service.stub.RecordHand, extra)
             assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "MATCH_ALREADY_ENDED")
             changed = plan.result()
@@ -846,7 +850,7 @@ def test_migrated_schema_matches_the_models(database_url: str) -> None:
 
                 differences, revision = await connection.run_sync(compare)
             assert differences == []
-            assert revision == "0001_initial"
+            assert revision == "0002_request_ids"
         finally:
             await database.dispose()
 

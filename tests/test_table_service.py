@@ -471,6 +471,27 @@ def test_retries_answer_once_and_stale_moves_are_aborted(table_url: str, tmp_pat
             code, reason, _ = await refused(stub.Act, request, stack.player_auth(player))
             assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
             assert (await get_table(stack, table_id)).last_sequence == after.last_sequence
+            # The first request id at the same table for another move (a discard, where the
+            # first was a whole turn): refused, not answered with the turn's events, whether the
+            # answer is found in the pod's memory or only in the database (AIP-155).
+            rack = (await view_of(stack, table_id, player, starter)).rack
+            discard = table_pb2.ActRequest(
+                request_id="move-1", table_id=table_id, seat=starter,
+                actions=[common_pb2.Action(discard=common_pb2.DiscardAction(
+                    tile_id=rack[0].tile.id))],
+                expected_state_version=after.state_version,
+            )  # fmt: skip
+            live = await stack.servicer.core.tables.get(table_id)
+            for memory in ("kept", "forgotten"):
+                if memory == "forgotten":
+                    live.answers.clear()
+                code, reason, sentence = await refused(stub.Act, discard, stack.player_auth(player))
+                assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+                assert "move-1" in sentence and "different request" in sentence, memory
+                assert (await get_table(stack, table_id)).last_sequence == after.last_sequence
+            # The turn itself, sent again, is still answered as it was.
+            request.table_id = table_id
+            assert await stub.Act(request, metadata=stack.player_auth(player)) == first
 
     run(scenario())
 
