@@ -11,13 +11,18 @@ Behaviours of streaming responses may be async generators or coroutines writing 
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any, Literal, TypeAlias
 
 import grpc
 import grpc.aio
 from google.protobuf.message import DecodeError
+
+from okey101.engine.errors import OkeyError
 
 # Strings: neither class is subscriptable at run time, only in the type stubs.
 Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
@@ -133,6 +138,41 @@ def wrap(handler: Handler, unary: UnaryAround, stream: StreamAround) -> Handler:
         else grpc.unary_unary_rpc_method_handler
     )
     return make(single, deserializer, handler.response_serializer)
+
+
+class StreamEnd:
+    """When an open stream must end, and with which error: an inner layer sets it (the auth
+    interceptor: the token's expiry), the outermost one keeps it (``interceptors``: the stream
+    is ended with ``error`` at that time, whatever the handler is waiting for). A timer, not a
+    check per message."""
+
+    def __init__(self) -> None:
+        self.due: asyncio.Future[OkeyError] = asyncio.get_running_loop().create_future()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def at(self, wall_time: float, error: OkeyError) -> None:
+        """End the stream with ``error`` at ``wall_time`` (seconds since the epoch), unless an
+        earlier end is set."""
+        delay = max(0.0, wall_time - time.time())
+        loop = asyncio.get_running_loop()
+        if self._timer is not None:
+            if self._timer.when() <= loop.time() + delay:
+                return
+            self._timer.cancel()
+        self._timer = loop.call_later(delay, self._fire, error)
+
+    def _fire(self, error: OkeyError) -> None:
+        if not self.due.done():
+            self.due.set_result(error)
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self.due.cancel()
+
+
+#: The open stream's end, in the context its handler runs in (None outside a stream).
+STREAM_END: ContextVar[StreamEnd | None] = ContextVar("okey101_stream_end", default=None)
 
 
 class WrapCache:

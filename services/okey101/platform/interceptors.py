@@ -13,7 +13,8 @@ For each call:
 - request bytes that do not decode as the method's message are INVALID_ARGUMENT
   (``MALFORMED_REQUEST``) before any handler runs (gRPC's own answer would be UNKNOWN);
 - streams (server and bidi) still open when the server drains are ended with UNAVAILABLE and
-  ``SERVER_SHUTTING_DOWN``, telling clients to reconnect (to another pod).
+  ``SERVER_SHUTTING_DOWN``, telling clients to reconnect (to another pod); a stream whose end
+  an inner layer set (``handlers.StreamEnd``: the token's expiry) is ended with its error then.
 """
 
 from __future__ import annotations
@@ -39,9 +40,11 @@ from okey101.platform.errors import (
     request_language,
 )
 from okey101.platform.handlers import (
+    STREAM_END,
     Context,
     Handler,
     MalformedRequest,
+    StreamEnd,
     WrapCache,
     rpc_type,
     split_method,
@@ -180,6 +183,9 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
             except _Drained:
                 language = request_language(request, context.invocation_metadata())
                 await abort_with(context, Unavailable("SERVER_SHUTTING_DOWN"), language)
+            except _Ended as ended:
+                language = request_language(request, context.invocation_metadata())
+                await abort_with(context, ended.error, language)
             except asyncio.CancelledError:
                 code = _cancelled_code(context)
                 raise
@@ -191,21 +197,28 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
         return wrap(handler, unary, stream)
 
     async def _until_drained(self, responses: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        """The responses until they end; ``_Drained`` if the server drains first."""
+        """The responses until they end; ``_Drained`` if the server drains first, ``_Ended``
+        if the end an inner layer set (``StreamEnd``) comes first."""
         if self._drain.closing:
             raise _Drained
         loop = asyncio.get_running_loop()
         closing = asyncio.ensure_future(self._drain.wait())
+        end = StreamEnd()
         iterator = aiter(responses)
         # Each step runs in a task of its own, all in one context: what the handler sets in a
         # context variable (the verified claims) stays set from one message to the next.
         steps = contextvars.copy_context()
+        steps.run(STREAM_END.set, end)
         following: asyncio.Future[Any] | None = None
         try:
             while True:
                 following = loop.create_task(_step(iterator), context=steps)
-                await asyncio.wait((following, closing), return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(
+                    (following, closing, end.due), return_when=asyncio.FIRST_COMPLETED
+                )
                 if not following.done():
+                    if end.due.done():
+                        raise _Ended(end.due.result())
                     raise _Drained
                 try:
                     item = following.result()
@@ -214,6 +227,7 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
                 yield item
         finally:
             closing.cancel()
+            end.cancel()
             if following is not None and not following.done():
                 following.cancel()
                 await asyncio.wait((following,))
@@ -254,6 +268,14 @@ async def _step(iterator: AsyncIterator[Any]) -> Any:
 
 class _Drained(Exception):
     """A stream cut short because the server drains."""
+
+
+class _Ended(Exception):
+    """A stream cut short at the end an inner layer set, with its error."""
+
+    def __init__(self, error: OkeyError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _bind_ids(request: Any) -> None:
