@@ -16,7 +16,7 @@ import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 import grpc
 import grpc.aio
@@ -77,6 +77,38 @@ async def stream_responses(
         yield item
 
 
+#: The largest request message a service reads, in bytes. gRPC's own limit on every server
+#: (``TRANSPORT_RECEIVE_BYTES``, above it) refuses larger ones before any code of ours runs, as
+#: RESOURCE_EXHAUSTED without details; a request between the two is refused by the platform's
+#: interceptor with RESOURCE_EXHAUSTED and ErrorInfo ``MESSAGE_TOO_LARGE`` (not to be retried).
+MAX_REQUEST_BYTES: Final = 1 << 20
+#: gRPC's receive limit on every server (``grpc.max_receive_message_length``).
+TRANSPORT_RECEIVE_BYTES: Final = 4 << 20
+#: The most request metadata (headers: names and values, in bytes) a service reads; over it
+#: the call is refused with RESOURCE_EXHAUSTED ``METADATA_TOO_LARGE``. gRPC's own limit on every
+#: server (``TRANSPORT_METADATA_BYTES``) refuses more before any code of ours runs.
+MAX_METADATA_BYTES: Final = 8 << 10
+#: gRPC's metadata limits on every server (``grpc.max_metadata_size``, the soft one, and
+#: ``grpc.absolute_max_metadata_size``; gRPC's defaults are 8 and 16 KiB).
+TRANSPORT_METADATA_BYTES: Final = 64 << 10
+
+
+def metadata_size(metadata: Any) -> int:
+    """The bytes of a call's metadata (names and values), as a limit counts them."""
+    return sum(len(key) + len(value) for key, value in metadata or ())
+
+
+class OversizeRequest:
+    """What a wrapped handler is given for a request over ``MAX_REQUEST_BYTES``: the platform's
+    interceptor refuses it (RESOURCE_EXHAUSTED, ``MESSAGE_TOO_LARGE``)."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int) -> None:
+        #: The request's size in bytes.
+        self.size = size
+
+
 class MalformedRequest:
     """What a wrapped handler is given for request bytes that do not decode as its message.
 
@@ -93,13 +125,16 @@ class MalformedRequest:
 
 
 def tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
-    """``deserializer``, answering ``MalformedRequest`` for bytes it cannot decode."""
+    """``deserializer``, answering ``MalformedRequest`` for bytes it cannot decode and
+    ``OversizeRequest`` for more than ``MAX_REQUEST_BYTES`` of them."""
     if deserializer is None or getattr(deserializer, "tolerant", False):
         return deserializer
     name = getattr(getattr(deserializer, "__self__", None), "DESCRIPTOR", None)
     message = name.full_name if name is not None else "request"
 
     def parse(data: bytes) -> Any:
+        if len(data) > MAX_REQUEST_BYTES:
+            return OversizeRequest(len(data))
         try:
             return deserializer(data)
         except DecodeError:

@@ -35,17 +35,22 @@ from okey101.platform import metrics
 from okey101.platform.errors import (
     Internal,
     PlatformError,
+    ResourceExhausted,
     Unavailable,
     abort_with,
     request_language,
 )
 from okey101.platform.handlers import (
+    MAX_METADATA_BYTES,
+    MAX_REQUEST_BYTES,
     STREAM_END,
     Context,
     Handler,
     MalformedRequest,
+    OversizeRequest,
     StreamEnd,
     WrapCache,
+    metadata_size,
     rpc_type,
     split_method,
     wrap,
@@ -148,10 +153,15 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
             started.inc()
             _bind_ids(request)
             code: grpc.StatusCode | None = None
-            if self._drain.closing or isinstance(request, MalformedRequest):
-                language = request_language(request, context.invocation_metadata())
+            metadata = context.invocation_metadata()
+            if (
+                self._drain.closing
+                or isinstance(request, _UNREAD)
+                or metadata_size(metadata) > MAX_METADATA_BYTES
+            ):
+                language = request_language(request, metadata)
                 try:
-                    await abort_with(context, _refusal_before(request), language)
+                    await abort_with(context, _refusal_before(request, metadata), language)
                 finally:
                     finish(context, began, code)
             self._drain.started()
@@ -174,9 +184,10 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
             _bind_ids(request)
             code: grpc.StatusCode | None = None
             try:
-                if isinstance(request, MalformedRequest):
-                    language = request_language(request, context.invocation_metadata())
-                    await abort_with(context, _refusal_before(request), language)
+                metadata = context.invocation_metadata()
+                if isinstance(request, _UNREAD) or metadata_size(metadata) > MAX_METADATA_BYTES:
+                    language = request_language(request, metadata)
+                    await abort_with(context, _refusal_before(request, metadata), language)
                 async for item in self._until_drained(responses):
                     yield item
                     sent.inc()
@@ -246,11 +257,21 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
         await abort_with(context, Internal("INTERNAL"), language)
 
 
-def _refusal_before(request: Any) -> OkeyError:
+#: Requests the handler never sees (``handlers.tolerant``).
+_UNREAD: Final = (MalformedRequest, OversizeRequest)
+
+
+def _refusal_before(request: Any, metadata: Any) -> OkeyError:
     """Why a call is refused before its handler runs: bytes that are not its request message
-    (INVALID_ARGUMENT), else the server is draining."""
+    (INVALID_ARGUMENT), too many of them or too much metadata (RESOURCE_EXHAUSTED), else the
+    server is draining."""
     if isinstance(request, MalformedRequest):
         return PlatformError("MALFORMED_REQUEST", message=request.message)
+    if isinstance(request, OversizeRequest):
+        return ResourceExhausted("MESSAGE_TOO_LARGE", size=request.size, limit=MAX_REQUEST_BYTES)
+    size = metadata_size(metadata)
+    if size > MAX_METADATA_BYTES:
+        return ResourceExhausted("METADATA_TOO_LARGE", size=size, limit=MAX_METADATA_BYTES)
     return Unavailable("SERVER_SHUTTING_DOWN")
 
 
