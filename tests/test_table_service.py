@@ -557,7 +557,17 @@ def test_seats_are_their_players_own_and_turns_are_kept(tmp_path: Path) -> None:
                 table_pb2.GetSeatViewRequest(table_id=table_id, seat=7),
                 stack.service_auth(),
             )
-            assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "SEAT_NOT_FOUND")
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_SEAT")
+            # The same status as a seat out of range anywhere (the lobby's HostTable, JoinTable).
+            code, reason, _ = await refused(
+                stub.Act,
+                table_pb2.ActRequest(
+                    request_id="bad-seat", table_id=table_id, seat=9, expected_state_version=1,
+                    actions=[common_pb2.Action(draw=common_pb2.DrawAction())],
+                ),
+                stack.service_auth(),
+            )  # fmt: skip
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_SEAT")
             code, reason, _ = await refused(
                 stub.GetTable, table_pb2.GetTableRequest(table_id="t-nope"), stack.service_auth()
             )
@@ -603,7 +613,7 @@ def test_a_private_table_needs_its_invite_code(tmp_path: Path) -> None:
                 table_pb2.SitRequest(request_id="s1", table_id=table.table_id, invite_code="NOPE"),
                 stack.player_auth("guest"),
             )
-            assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "BAD_INVITE_CODE")
+            assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "BAD_INVITE_CODE")
             code, reason, _ = await refused(
                 stub.GetTable, table_pb2.GetTableRequest(table_id=table.table_id),
                 stack.player_auth("guest"),

@@ -134,7 +134,7 @@ class TableServicer:
     @staticmethod
     def _acting_seat(record: TableRecord, claims: Claims, requested: int) -> int:
         if requested >= SEATS:
-            raise Missing("SEAT_NOT_FOUND", seat=requested)
+            raise Invalid("BAD_SEAT", seat=requested)
         if claims.kind != "service" and record.seat_of(claims.subject) != requested:
             raise Denied("NOT_YOUR_SEAT", seat=requested)
         return requested
@@ -142,7 +142,7 @@ class TableServicer:
     @staticmethod
     def _viewing_seat(record: TableRecord, claims: Claims, seat: int | None) -> int | None:
         if seat is not None and seat >= SEATS:
-            raise Missing("SEAT_NOT_FOUND", seat=seat)
+            raise Invalid("BAD_SEAT", seat=seat)
         if claims.kind == "service":
             return seat
         if seat is not None:
