@@ -244,7 +244,7 @@ class TableServicer:
         created = await self.store.create(
             row,
             (claims.subject, "CreateTable", request.request_id, response.SerializeToString()),
-            fingerprint(request),
+            _fingerprint(request),
         )
         if not created:  # a retry raced this call and answered first
             replayed = await self._stored(claims, "CreateTable", request)
@@ -603,10 +603,12 @@ class TableServicer:
     @staticmethod
     def _key(claims: Claims, method: str, request: Message) -> AnswerKey:
         """Where the answer to ``request`` is stored, and what a retry must repeat: the
-        request without its request id and locale (AIP-155: the id is bound to its request)."""
+        request without its locale (AIP-155: the id is bound to its request; the id itself is
+        part of the key, so the fingerprint may cover it and the common request is hashed
+        without a copy)."""
         request_id = str(getattr(request, "request_id"))  # noqa: B009 (every such request)
         check_request_id(request_id)
-        return AnswerKey(claims.subject, method, request_id, fingerprint(request))
+        return AnswerKey(claims.subject, method, request_id, _fingerprint(request))
 
     async def _stored(self, claims: Claims, method: str, request: Any) -> bytes | None:
         """The first answer to ``request``'s request id, if it was answered (another request,
@@ -616,7 +618,7 @@ class TableServicer:
             return None
         table_id, asked, answer = stored
         if getattr(request, "table_id", table_id) != table_id or not same_request(
-            asked, fingerprint(request)
+            asked, _fingerprint(request)
         ):
             raise Invalid("REQUEST_ID_REUSED", request_id=request.request_id)
         return answer
@@ -627,6 +629,15 @@ def register(server: grpc.aio.Server, servicer: TableServicer) -> list[str]:
     return [
         add_servicer(server, servicer, table_pb2, "TableService", sent_as_written=SENT_AS_WRITTEN)
     ]
+
+
+def _fingerprint(request: Message) -> bytes:
+    """What a retry of ``request`` must repeat (``TableServicer._key``)."""
+    return fingerprint(request, cleared=_UNBOUND)
+
+
+#: The fields a retry may change: its language.
+_UNBOUND: Final = frozenset({"locale"})
 
 
 def _known(field: str, values: Any, known: Any) -> None:
