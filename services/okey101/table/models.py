@@ -130,7 +130,7 @@ requests = Table(
     Column("request_id", String(64), primary_key=True),
     Column("table_id", String(ID_LENGTH), nullable=False),
     Column("response", LargeBinary, nullable=False),
-    # SHA-256 of the request without request_id and locale (AIP-155: a request id is bound to
+    # SHA-256 of the request without its locale (AIP-155: a request id is bound to
     # its request); NULL on answers stored before migration 0003, which any retry takes.
     Column("fingerprint", LargeBinary, nullable=True),
     Column("created_us", BigInteger, nullable=False),

@@ -1,5 +1,5 @@
 """A stored answer keeps the fingerprint of the request it answered (``table_requests.fingerprint``:
-SHA-256 of the request without request_id and locale), so that a request id reused for another
+SHA-256 of the request without its locale), so that a request id reused for another
 request is refused (REQUEST_ID_REUSED) instead of answered with the first request's answer.
 Answers stored before have none and are taken by any retry, as they were.
 
