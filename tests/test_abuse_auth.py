@@ -267,7 +267,7 @@ def test_a_players_own_token_does_not_reach_other_players_things(world: World) -
             "Sit",
             table_pb2.SitRequest(request_id=fresh, table_id=waiting, seat=1),
             stranger,
-            denied,
+            grpc.StatusCode.NOT_FOUND,
             "BAD_INVITE_CODE",
         ),
         (
@@ -277,7 +277,7 @@ def test_a_players_own_token_does_not_reach_other_players_things(world: World) -
                 request_id=uuid.uuid4().hex, table_id=waiting, seat=1, invite_code="WRONGONE"
             ),
             stranger,
-            denied,
+            grpc.StatusCode.NOT_FOUND,
             "BAD_INVITE_CODE",
         ),
         # Only the host starts or closes a table.

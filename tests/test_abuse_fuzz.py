@@ -678,7 +678,14 @@ def check_call(
     outcome = world.call(service, method, request, who.metadata)
     what = f"{service}.{method} as {who.name}: {request!s:.600}"
     kinds = _ACCESS[(service, method)]
-    if kinds not in ({"none"}, {"none", "player"}):
+    # A request too large to read is refused before its token is looked at (as bytes that do
+    # not parse are): its size is all that is known of it.
+    unread = outcome.reason == "MESSAGE_TOO_LARGE"
+    if unread:
+        assert outcome.code == grpc.StatusCode.RESOURCE_EXHAUSTED, what
+        assert int(outcome.metadata["size"]) > int(outcome.metadata["limit"]), what
+        assert request.ByteSize() > int(outcome.metadata["limit"]), what
+    if kinds not in ({"none"}, {"none", "player"}) and not unread:
         if who.name == "none":
             assert (outcome.code, outcome.reason) == (
                 grpc.StatusCode.UNAUTHENTICATED,
@@ -725,8 +732,10 @@ def check_call(
             world.ensure_fixtures()
         return True, "OK"
     check_refusal(outcome, request, what)
-    if outcome.code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+    if outcome.reason == "RATE_LIMITED":
         assert int(outcome.metadata.get("retry_after_ms", "0")) > 0, what
+    elif outcome.code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        assert outcome.reason == "MESSAGE_TOO_LARGE", what
     # A reason means one status for a method (PlayableTiles' table melds that are not melds
     # are malformed input; a move laying the same group down is a move the rules forbid).
     seen = world.reasons.setdefault(f"{service}.{method}:{outcome.reason}", set())

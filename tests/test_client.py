@@ -405,6 +405,31 @@ def test_errors_that_reconnecting_cannot_mend_reach_the_caller() -> None:
     assert Rejection.of(caught.value).reason == "NOT_YOUR_SEAT"
 
 
+def test_a_stream_outliving_its_token_reconnects_and_a_request_too_large_does_not() -> None:
+    """TOKEN_EXPIRED (the factory opens the next stream with a fresh token) and a rate limit
+    are waited out; a RESOURCE_EXHAUSTED that is not a rate limit is the caller's."""
+    script = Script(
+        ([event(1)], failure(grpc.StatusCode.UNAUTHENTICATED, "TOKEN_EXPIRED")),
+        ([event(2)], failure(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED")),
+        ([event(3)], None),
+    )
+    watch = ResumableWatch(script.open, backoff=FAST)
+    assert asyncio.run(collect(watch)) == [1, 2, 3]
+    assert script.asked == [(0, True), (1, False), (2, False)]
+    for reason in ("MESSAGE_TOO_LARGE", "METADATA_TOO_LARGE", ""):
+        bare = grpc.aio.AioRpcError(
+            grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.aio.Metadata(), grpc.aio.Metadata(), "big"
+        )
+        error = failure(grpc.StatusCode.RESOURCE_EXHAUSTED, reason) if reason else bare
+        script = Script(([event(1)], error), ([event(2)], None))
+        with pytest.raises(grpc.aio.AioRpcError):
+            asyncio.run(collect(ResumableWatch(script.open, backoff=FAST)))
+        assert len(script.asked) == 1, reason
+    unauthenticated = Script(([], failure(grpc.StatusCode.UNAUTHENTICATED, "TOKEN_INVALID")))
+    with pytest.raises(grpc.aio.AioRpcError):
+        asyncio.run(collect(ResumableWatch(unauthenticated.open, backoff=FAST)))
+
+
 def test_back_off_grows_to_its_limit() -> None:
     backoff = Backoff(first=0.2, factor=2, most=1.0)
     assert [backoff.delay(n) for n in (1, 2, 3, 4, 10)] == [0.2, 0.4, 0.8, 1.0, 1.0]

@@ -39,6 +39,7 @@ from okey101.platform.idempotency import (
     StoredAnswers,
     Unreadable,
     fingerprint,
+    same_request,
 )
 from okey101.platform.messages import PLATFORM, Catalogue, Catalogued
 from okey101.platform.peers import UNREACHABLE, PeerError, call_peer
@@ -212,6 +213,7 @@ SCOPED = Table(
     Column("request_id", String(64), primary_key=True),
     Column("table_id", String(64), nullable=False),
     Column("response", LargeBinary, nullable=False),
+    Column("fingerprint", LargeBinary, nullable=True),
     Column("created_us", BigInteger, nullable=False),
 )
 ROWS = Table(
@@ -350,6 +352,23 @@ def test_an_answer_kept_on_the_changes_row_is_given_once_made(tmp_path: Path) ->
         assert answers.replay(unchecked, None) is None
 
     with_database(tmp_path, test)
+
+
+def test_a_fingerprint_binds_the_request_and_an_answer_stored_without_one_takes_any() -> None:
+    """What a retry must repeat: the request but its cleared fields (a copy made only when one is
+    set, hashed the same); an answer stored before fingerprints were kept matches any retry."""
+    base = lobby_pb2.LeaveTableRequest(request_id="r-1", table_id="t-1")
+    in_turkish = lobby_pb2.LeaveTableRequest(request_id="r-1", table_id="t-1", locale="tr")
+    other = lobby_pb2.LeaveTableRequest(request_id="r-1", table_id="t-2")
+    only_locale = frozenset({"locale"})
+    assert fingerprint(base, cleared=only_locale) == fingerprint(in_turkish, cleared=only_locale)
+    assert fingerprint(base, cleared=only_locale) != fingerprint(other, cleared=only_locale)
+    assert fingerprint(base) == fingerprint(lobby_pb2.LeaveTableRequest(table_id="t-1"))
+    assert in_turkish.locale == "tr"  # the request itself is never changed
+    stored = fingerprint(base)
+    assert same_request(stored, fingerprint(in_turkish))
+    assert not same_request(stored, fingerprint(other))
+    assert same_request(None, fingerprint(other)) and same_request(stored, None)
 
 
 def test_an_answer_scoped_by_its_table_refuses_another_tables_request(tmp_path: Path) -> None:

@@ -281,6 +281,19 @@ def test_validate_opening(stub: Any) -> None:
 # BestOpening, PlayableTiles
 
 
+def test_a_rack_longer_than_any_hand_is_too_many_tiles_not_a_rule_value(stub: Any) -> None:
+    request = rules_pb2.BestOpeningRequest(
+        rules=common_pb2.RuleSet(preset=common_pb2.RULE_PRESET_BOOMBALA),
+        indicator_tile_id=tile("Y5").id,
+        rack_tile_ids=list(range(30)),
+    )
+    error = rejected(stub.BestOpening, request)
+    info, message = details(error)
+    assert (error.code(), info.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "TOO_MANY_ITEMS")
+    assert dict(info.metadata) == {"field": "rack_tile_ids", "count": "30", "limit": "22"}
+    assert "30" in message.message and "22" in message.message
+
+
 def test_best_opening_of_the_worked_hand_is_115(stub: Any) -> None:
     request = rules_pb2.BestOpeningRequest(
         rules=common_pb2.RuleSet(preset=common_pb2.RULE_PRESET_BOOMBALA),
@@ -562,6 +575,18 @@ def test_malformed_requests_are_invalid_argument(stub: Any) -> None:
     assert (code, info.reason) == (invalid, "EMPTY_MOVE")
     code, info = apply_error([])
     assert (code, info.reason) == (invalid, "EMPTY_MOVE")
+    # The sentences speak of what the request carried: tile ids, actions.
+    for actions, words in (
+        ([unknown_tile], ("999 is not a tile id", "tiles are numbered 0 to 105")),
+        ([], ("This move has no actions",)),
+        ([common_pb2.Action()], ("This action is empty",)),
+    ):
+        request = rules_pb2.ApplyActionRequest(state=message, seat=seat, actions=actions)
+        sentence = details(rejected(stub.ApplyAction, request))[1].message
+        assert all(word in sentence for word in words), sentence
+        request.locale = "tr"
+        turkish = details(rejected(stub.ApplyAction, request))[1].message
+        assert turkish != sentence and ("kimliği" in turkish or "eylem" in turkish), turkish
 
     draw = [convert.action_to_proto(Draw())]
     # An unknown rules version is refused, never re-interpreted, with the platform's status

@@ -485,6 +485,10 @@ def test_oyna_match_to_1000_score_sheet_ratings_and_stats(
             extra.hand_id = extra.deal.hand_id = "oyna-1-late"
             extra.hand_number = 99
             extra.deal.CopyFrom(deal_record("oyna-1-late"))
+            # Hand 1's request id is bound to hand 1 (AIP-155).
+            code, reason = await refused(service.stub.RecordHand, extra)
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+            extra.request_id = "a-late-hand"
             code, reason = await refused(service.stub.RecordHand, extra)
             assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "MATCH_ALREADY_ENDED")
             changed = plan.result()
@@ -566,6 +570,48 @@ def test_fixed_hands_and_partners(database_url: str, tmp_path: Path) -> None:
                 timeout=30,
             )
             assert not oyna.entries
+
+    run(scenario())
+
+
+def test_stats_of_a_player_scoring_never_saw_are_not_found(
+    database_url: str, tmp_path: Path
+) -> None:
+    """An unknown player is NOT_FOUND PLAYER_NOT_FOUND, not a row of zeros; one with a recorded
+    hand has stats (zeros for a preset they did not play); a player asking about themselves
+    before their first hand gets their zeros."""
+    plan = MatchPlan(one_hand_matches()[0], "stats-1", seat_players("stats"))
+
+    async def scenario() -> None:
+        async with scoring(database_url, tmp_path) as service:
+            stats = service.stub.GetPlayerStats
+            unknown = scoring_pb2.GetPlayerStatsRequest(player_id="nobody-here")
+            assert await refused(stats, unknown) == (grpc.StatusCode.NOT_FOUND, "PLAYER_NOT_FOUND")
+            assert await refused(stats, unknown, player_auth("someone")) == (
+                grpc.StatusCode.NOT_FOUND,
+                "PLAYER_NOT_FOUND",
+            )
+            mine = await stats(
+                scoring_pb2.GetPlayerStatsRequest(), metadata=player_auth("newcomer"), timeout=30
+            )
+            assert (mine.stats.player_id, mine.stats.hands, mine.stats.matches) == (
+                "newcomer", 0, 0,
+            )  # fmt: skip
+            await service.record_hand(plan.hand(1))
+            known = await stats(
+                scoring_pb2.GetPlayerStatsRequest(player_id="stats-p0"),
+                metadata=SERVICE_AUTH,
+                timeout=30,
+            )
+            assert known.stats.hands == 1
+            other_preset = await stats(
+                scoring_pb2.GetPlayerStatsRequest(
+                    player_id="stats-p0", preset=common_pb2.RULE_PRESET_OYNA
+                ),
+                metadata=SERVICE_AUTH,
+                timeout=30,
+            )
+            assert other_preset.stats.hands == 0
 
     run(scenario())
 
@@ -846,7 +892,7 @@ def test_migrated_schema_matches_the_models(database_url: str) -> None:
 
                 differences, revision = await connection.run_sync(compare)
             assert differences == []
-            assert revision == "0002_score_lines"
+            assert revision == "0003_request_ids"
         finally:
             await database.dispose()
 

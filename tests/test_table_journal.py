@@ -236,6 +236,41 @@ def test_a_request_id_answered_already_writes_nothing_and_gives_the_answer(url: 
     asyncio.run(scenario())
 
 
+def test_a_stored_answer_keeps_its_requests_fingerprint_and_older_ones_have_none(
+    url: str,
+) -> None:
+    """The answer is stored with the fingerprint of the request it answers (migration 0003);
+    a write that finds the key taken reports the stored fingerprint, so the core can tell a
+    retry from a request id reused for another request. Answers stored before the column
+    (NULL) come back with none."""
+
+    async def scenario() -> None:
+        database, journal = await _prepared(url)
+        try:
+            draw, discard = b"\x01" * 32, b"\x02" * 32
+            await journal.write(_write(0, answer=AnswerRow("ada", "Act", "r-1", b"drew", draw)))
+            with pytest.raises(AlreadyAnswered) as answered:
+                await journal.write(
+                    _write(1, answer=AnswerRow("ada", "Act", "r-1", b"discarded", discard))
+                )
+            found = answered.value
+            assert (found.table_id, found.response, found.fingerprint) == ("t-1", b"drew", draw)
+            (table,) = await _rows(database, models.tables)
+            assert (table["revision"], table["last_sequence"]) == (1, 1)
+            (stored,) = await _rows(database, models.requests)
+            assert bytes(stored["fingerprint"]) == draw
+            # An answer written before fingerprints were kept.
+            await journal.write(_write(1, answer=AnswerRow("ada", "Sit", "r-2", b"sat")))
+            with pytest.raises(AlreadyAnswered) as old:
+                await journal.write(_write(2, answer=AnswerRow("ada", "Sit", "r-2", b"x", draw)))
+            assert (old.value.response, old.value.fingerprint) == (b"sat", None)
+        finally:
+            await journal.close()
+            await database.dispose()
+
+    asyncio.run(scenario())
+
+
 def test_a_table_loads_as_its_row_and_the_moves_since_its_snapshot(url: str) -> None:
     async def scenario() -> None:
         database, journal = await _prepared(url)

@@ -471,6 +471,27 @@ def test_retries_answer_once_and_stale_moves_are_aborted(table_url: str, tmp_pat
             code, reason, _ = await refused(stub.Act, request, stack.player_auth(player))
             assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
             assert (await get_table(stack, table_id)).last_sequence == after.last_sequence
+            # The first request id at the same table for another move (a discard, where the
+            # first was a whole turn): refused, not answered with the turn's events, whether the
+            # answer is found in the pod's memory or only in the database (AIP-155).
+            rack = (await view_of(stack, table_id, player, starter)).rack
+            discard = table_pb2.ActRequest(
+                request_id="move-1", table_id=table_id, seat=starter,
+                actions=[common_pb2.Action(discard=common_pb2.DiscardAction(
+                    tile_id=rack[0].tile.id))],
+                expected_state_version=after.state_version,
+            )  # fmt: skip
+            live = await stack.servicer.core.tables.get(table_id)
+            for memory in ("kept", "forgotten"):
+                if memory == "forgotten":
+                    live.answers.clear()
+                code, reason, sentence = await refused(stub.Act, discard, stack.player_auth(player))
+                assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+                assert "move-1" in sentence and "different request" in sentence, memory
+                assert (await get_table(stack, table_id)).last_sequence == after.last_sequence
+            # The turn itself, sent again, is still answered as it was.
+            request.table_id = table_id
+            assert await stub.Act(request, metadata=stack.player_auth(player)) == first
 
     run(scenario())
 
@@ -536,7 +557,17 @@ def test_seats_are_their_players_own_and_turns_are_kept(tmp_path: Path) -> None:
                 table_pb2.GetSeatViewRequest(table_id=table_id, seat=7),
                 stack.service_auth(),
             )
-            assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "SEAT_NOT_FOUND")
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_SEAT")
+            # The same status as a seat out of range anywhere (the lobby's HostTable, JoinTable).
+            code, reason, _ = await refused(
+                stub.Act,
+                table_pb2.ActRequest(
+                    request_id="bad-seat", table_id=table_id, seat=9, expected_state_version=1,
+                    actions=[common_pb2.Action(draw=common_pb2.DrawAction())],
+                ),
+                stack.service_auth(),
+            )  # fmt: skip
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_SEAT")
             code, reason, _ = await refused(
                 stub.GetTable, table_pb2.GetTableRequest(table_id="t-nope"), stack.service_auth()
             )
@@ -582,7 +613,7 @@ def test_a_private_table_needs_its_invite_code(tmp_path: Path) -> None:
                 table_pb2.SitRequest(request_id="s1", table_id=table.table_id, invite_code="NOPE"),
                 stack.player_auth("guest"),
             )
-            assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "BAD_INVITE_CODE")
+            assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "BAD_INVITE_CODE")
             code, reason, _ = await refused(
                 stub.GetTable, table_pb2.GetTableRequest(table_id=table.table_id),
                 stack.player_auth("guest"),
@@ -815,7 +846,7 @@ def test_migrated_schema_matches_the_models(table_url: str) -> None:
 
                 differences, revision = await connection.run_sync(compare)
             assert differences == []
-            assert revision == "0002_journal"
+            assert revision == "0003_request_fingerprint"
         finally:
             await database.dispose()
 

@@ -38,7 +38,7 @@ from okey101.engine.rules import RuleSet
 from okey101.engine.view import view as engine_view
 from okey101.platform import collector, convert
 from okey101.platform.database import Database, sqlite_url
-from okey101.table.change import Change
+from okey101.table.change import AnswerKey, Change
 from okey101.table.core import TableCore
 from okey101.table.dealing import plan_next_deal, plan_start
 from okey101.table.journal import TableJournal
@@ -68,7 +68,7 @@ def _row(table_id: str, rules: RuleSet) -> dict[str, Any]:
 def _mover(
     seat: int,
     actions: list[common_pb2.Action],
-    key: tuple[str, str, str],
+    key: AnswerKey,
     core: TableCore,
     options: TableOptions,
 ) -> Callable[[LiveTable], Change]:
@@ -128,7 +128,7 @@ async def _play(url: str, tables: int, seconds: float) -> dict[str, Any]:
                 decision = fallback_decision(engine_view(state, seat), state.rules, applied)
                 actions = [convert.action_to_proto(action) for action in decision.actions]
                 deciding += time.process_time() - began
-                key = (f"p{seat}", "Act", uuid.uuid4().hex)
+                key = AnswerKey(f"p{seat}", "Act", uuid.uuid4().hex)
                 plan = _mover(seat, actions, key, core, options)
                 await core.change(table_id, plan, answer_key=key)
                 applied += len(actions)

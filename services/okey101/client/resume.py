@@ -7,11 +7,13 @@ preceded by the current view (``start_with_view``). ``ResumableWatch`` opens it 
 the stream breaks opens it again from there, so the consumer sees one unbroken stream:
 
 - UNAVAILABLE (the connection reached the server's maximum age, the server drains, the
-  connection dropped), DEADLINE_EXCEEDED, CANCELLED by the network, RESOURCE_EXHAUSTED:
-  reconnect after a back-off (0.2 s doubling to 5 s, reset by anything received or by a stream
-  that stayed open ``STEADY_SECONDS``), with
-  ``after_sequence`` = the last sequence seen. A stream's first end is routine, not an error
-  (``Reconnecting.worth_showing``: a screen says nothing unless the reconnection fails too);
+  connection dropped), DEADLINE_EXCEEDED, CANCELLED by the network, RESOURCE_EXHAUSTED of a rate
+  limit (RATE_LIMITED; not a request too large, which a retry would not fix), UNAUTHENTICATED
+  TOKEN_EXPIRED (the stream outlived its token: the stream factory opens the next one with a
+  fresh token): reconnect after a back-off (0.2 s doubling to 5 s, reset by anything received
+  or by a stream that stayed open ``STEADY_SECONDS``), with ``after_sequence`` = the last
+  sequence seen. A stream's first end is routine, not an error (``Reconnecting.worth_showing``:
+  a screen says nothing unless the reconnection fails too);
 - OUT_OF_RANGE (the log no longer keeps that far back): reconnect with ``start_with_view``; the
   new view replaces everything the consumer knew;
 - the stream ending with OK (the server ends it after MATCH_ENDED, the match's last event, or
@@ -47,7 +49,13 @@ RECONNECT_CODES: Final = frozenset(
         grpc.StatusCode.UNAVAILABLE,
         grpc.StatusCode.DEADLINE_EXCEEDED,
         grpc.StatusCode.CANCELLED,
-        grpc.StatusCode.RESOURCE_EXHAUSTED,
+    }
+)
+#: Refusals with a reason that a new stream gets past: a rate limit waited out, a fresh token.
+RECONNECT_REASONS: Final = frozenset(
+    {
+        (grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED"),
+        (grpc.StatusCode.UNAUTHENTICATED, "TOKEN_EXPIRED"),
     }
 )
 
@@ -132,7 +140,10 @@ class ResumableWatch:
                 rejection = Rejection.of(error)
                 if rejection.code == grpc.StatusCode.OUT_OF_RANGE:
                     self._with_view = True
-                elif rejection.code not in RECONNECT_CODES:
+                elif (
+                    rejection.code not in RECONNECT_CODES
+                    and (rejection.code, rejection.reason) not in RECONNECT_REASONS
+                ):
                     raise
                 if clock() - opened >= STEADY_SECONDS:
                     failures = 0  # the stream was up (a quiet table sends nothing): a new end

@@ -43,6 +43,10 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "The field {field} cannot hold '{value}'.",
         "tr": "{field} alanı '{value}' değerini alamaz.",
     },
+    "TOO_MANY_ITEMS": {
+        "en": "{field} names {count} items; at most {limit} fit.",
+        "tr": "{field} alanında {count} öge var; en fazla {limit} öge olabilir.",
+    },
     "WRONG_SEAT_COUNT": {
         "en": "A hand has 4 seats, not {seats}.",
         "tr": "Bir elde 4 koltuk olur, {seats} değil.",
@@ -337,6 +341,47 @@ def sentence_case(text: str, language: str) -> str:
     return special.get(text[0], text[0].upper()) + text[1:]
 
 
+#: Sentences of a code that depend on what the error names (``variant``): the same code, the
+#: same parameters, words that fit what the request carried.
+VARIANTS: dict[str, dict[str, dict[str, str]]] = {
+    "UNKNOWN_TILE": {
+        # The request named the tile by its id (every request does; notation is for people).
+        "id": {
+            "en": "{tile} is not a tile id: tiles are numbered 0 to 105 (the false jokers are "
+            "104 and 105).",
+            "tr": "{tile} bir taş kimliği değil: taşlar 0 ile 105 arasında numaralıdır (sahte "
+            "okeyler 104 ve 105).",
+        },
+    },
+    "EMPTY_MOVE": {
+        # A call's list of actions is empty.
+        "actions": {
+            "en": "This move has no actions: send at least one.",
+            "tr": "Bu hamlede hiç eylem yok: en az bir eylem gönder.",
+        },
+        # One action sets none of its moves (draw, discard, open, ...).
+        "action": {
+            "en": "This action is empty: it sets none of draw, take, open, lay off, take the "
+            "okey or discard.",
+            "tr": "Bu eylem boş: çekme, alma, açma, işleme, okey alma ya da atma yok.",
+        },
+    },
+}
+
+
+def variant(code: str, params: Mapping[str, object]) -> str | None:
+    """Which of ``VARIANTS[code]`` fits an error with ``params`` (None: the code's own)."""
+    if code == "UNKNOWN_TILE":
+        # A request's tile is an id, and its error names the field (notation never does).
+        return "id" if "field" in params else None
+    if code == "EMPTY_MOVE":
+        field = str(params.get("field", ""))
+        if field.endswith("actions"):
+            return "actions"
+        return "action" if field else None
+    return None
+
+
 def render(code: str, language: str, params: Mapping[str, object]) -> str:
     """The sentence for ``code`` in ``language`` (English if the language is not known); a
     ``tile`` parameter is named as ``tile_name`` says (the params themselves keep the
@@ -344,6 +389,9 @@ def render(code: str, language: str, params: Mapping[str, object]) -> str:
     entry = CATALOGUE.get(code)
     if entry is None:
         return code
+    chosen = variant(code, params)
+    if chosen is not None:
+        entry = VARIANTS[code][chosen]
     template = entry.get(language, entry["en"])
     tile = params.get("tile")
     if language == "tr" and isinstance(tile, str) and code != "UNKNOWN_TILE":

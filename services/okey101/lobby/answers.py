@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Final, TypeVar
 
 from google.protobuf.message import Message
@@ -72,12 +73,27 @@ async def peek(database: Database, call: Once[CallKey, _M]) -> _M | None:
         return await ANSWERS.recall(session, call)
 
 
+async def kept_after(
+    database: Database, call: Once[CallKey, _M], work: Callable[[], Awaitable[_M]]
+) -> _M:
+    """The answer to ``call``, a change that is idempotent by itself (registering twice, leaving
+    twice): the stored answer if there is one (REQUEST_ID_REUSED if it answered another
+    request), else ``work``'s, kept after it (the first answer kept wins), so that the request
+    id is bound to this request."""
+    stored = await peek(database, call)
+    if stored is not None:
+        return stored
+    answer = await work()
+    return await database.transaction(lambda session: ANSWERS.settle(session, call, answer))
+
+
 __all__ = [
     "ANSWERS",
     "ANSWERS_KEPT_US",
     "SECRET_FREE",
     "STORE",
     "check_request_id",
+    "kept_after",
     "once",
     "peek",
 ]

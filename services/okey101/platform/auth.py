@@ -13,7 +13,10 @@
 - ``AuthInterceptor`` enforces it: no token or a malformed, forged or expired one is
   UNAUTHENTICATED (``TOKEN_MISSING``, ``TOKEN_INVALID``, ``TOKEN_EXPIRED``); a valid token of a
   kind the method does not take is PERMISSION_DENIED (``TOKEN_WRONG_KIND``). The handler reads the
-  verified claims with ``current_claims()`` / ``require_claims()``.
+  verified claims with ``current_claims()`` / ``require_claims()``. A token is taken until
+  ``TOKEN_LEEWAY_SECONDS`` past its ``exp`` (servers' clocks differ a little); a stream opened
+  with it is ended at that moment with UNAUTHENTICATED ``TOKEN_EXPIRED`` (a timer set when the
+  stream opens, ``handlers.StreamEnd``): the client resumes with a fresh token.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from okey101.platform.errors import (
     abort_with,
     request_language,
 )
-from okey101.platform.handlers import Context, Handler, WrapCache, wrap
+from okey101.platform.handlers import STREAM_END, Context, Handler, WrapCache, wrap
 from okey101.platform.logs import get_logger
 
 Kind = Literal["player", "service"]
@@ -57,6 +60,8 @@ ALGORITHM: Final = "EdDSA"
 DEV_KEY_NAME: Final = "dev-signing-key.pem"
 #: How many verified tokens a verifier remembers (until each expires).
 VERIFIED_CACHE_SIZE: Final = 10_000
+#: How long past its ``exp`` a token is still taken (and a stream opened with it kept open).
+TOKEN_LEEWAY_SECONDS: Final = 5.0
 
 #: The methods of the health and reflection services: open to anyone (probes, grpcurl).
 PLATFORM_METHODS: Final[Mapping[str, frozenset[Access]]] = {
@@ -239,7 +244,7 @@ class JwksVerifier:
         jwks: Mapping[str, Any],
         *,
         issuer: str = ISSUER,
-        leeway_seconds: float = 5.0,
+        leeway_seconds: float = TOKEN_LEEWAY_SECONDS,
         fetch: JwksFetch | None = None,
         refresh_interval: float = 30.0,
     ) -> None:
@@ -250,6 +255,11 @@ class JwksVerifier:
         self._last_fetch = time.monotonic() if jwks else float("-inf")
         self._keys = _parse_jwks(jwks)
         self._verified: dict[str, Claims] = {}
+
+    @property
+    def leeway_seconds(self) -> float:
+        """How long past its ``exp`` a token is still taken (clocks differ a little)."""
+        return self._leeway
 
     @property
     def key_ids(self) -> frozenset[str]:
@@ -481,7 +491,7 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
         if accepts == _NO_TOKEN:
             return handler
         claims = self._remembered(handler_call_details.invocation_metadata, accepts)
-        if claims is not None:
+        if claims is not None and not handler.response_streaming:
             # Admitted here, in the call's own task (its handler sees the claims): for a token
             # verified before, a wrapper around the call would cost more than the check itself.
             _claims.set(claims)
@@ -524,6 +534,12 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
             responses: AsyncIterator[Any], request: Any, context: Context
         ) -> AsyncIterator[Any]:
             await admit(request, context)
+            end = STREAM_END.get()
+            claims = _claims.get()
+            if end is not None and claims is not None:
+                # The stream ends when its token does (the leeway a call gets, no more).
+                end.at(claims.expires_at + self._verifier.leeway_seconds,
+                       Unauthenticated("TOKEN_EXPIRED"))  # fmt: skip
             async for item in responses:
                 yield item
 

@@ -98,6 +98,8 @@ STATUS_BY_CODE: Final[Mapping[str, grpc.StatusCode]] = {
     "PLAYER_NOT_FOUND": grpc.StatusCode.NOT_FOUND,
     "STALE_VERSION": grpc.StatusCode.ABORTED,
     "RATE_LIMITED": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "MESSAGE_TOO_LARGE": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "METADATA_TOO_LARGE": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "MALFORMED_REQUEST": grpc.StatusCode.INVALID_ARGUMENT,
     "PAGE_TOKEN_INVALID": grpc.StatusCode.INVALID_ARGUMENT,
     "SERVER_SHUTTING_DOWN": grpc.StatusCode.UNAVAILABLE,

@@ -11,13 +11,18 @@ Behaviours of streaming responses may be async generators or coroutines writing 
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Literal, TypeAlias
+from contextvars import ContextVar
+from typing import Any, Final, Literal, TypeAlias
 
 import grpc
 import grpc.aio
 from google.protobuf.message import DecodeError
+
+from okey101.engine.errors import OkeyError
 
 # Strings: neither class is subscriptable at run time, only in the type stubs.
 Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
@@ -72,6 +77,38 @@ async def stream_responses(
         yield item
 
 
+#: The largest request message a service reads, in bytes. gRPC's own limit on every server
+#: (``TRANSPORT_RECEIVE_BYTES``, above it) refuses larger ones before any code of ours runs, as
+#: RESOURCE_EXHAUSTED without details; a request between the two is refused by the platform's
+#: interceptor with RESOURCE_EXHAUSTED and ErrorInfo ``MESSAGE_TOO_LARGE`` (not to be retried).
+MAX_REQUEST_BYTES: Final = 1 << 20
+#: gRPC's receive limit on every server (``grpc.max_receive_message_length``).
+TRANSPORT_RECEIVE_BYTES: Final = 4 << 20
+#: The most request metadata (headers: names and values, in bytes) a service reads; over it
+#: the call is refused with RESOURCE_EXHAUSTED ``METADATA_TOO_LARGE``. gRPC's own limit on every
+#: server (``TRANSPORT_METADATA_BYTES``) refuses more before any code of ours runs.
+MAX_METADATA_BYTES: Final = 8 << 10
+#: gRPC's metadata limits on every server (``grpc.max_metadata_size``, the soft one, and
+#: ``grpc.absolute_max_metadata_size``; gRPC's defaults are 8 and 16 KiB).
+TRANSPORT_METADATA_BYTES: Final = 64 << 10
+
+
+def metadata_size(metadata: Any) -> int:
+    """The bytes of a call's metadata (names and values), as a limit counts them."""
+    return sum(len(key) + len(value) for key, value in metadata or ())
+
+
+class OversizeRequest:
+    """What a wrapped handler is given for a request over ``MAX_REQUEST_BYTES``: the platform's
+    interceptor refuses it (RESOURCE_EXHAUSTED, ``MESSAGE_TOO_LARGE``)."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int) -> None:
+        #: The request's size in bytes.
+        self.size = size
+
+
 class MalformedRequest:
     """What a wrapped handler is given for request bytes that do not decode as its message.
 
@@ -88,13 +125,16 @@ class MalformedRequest:
 
 
 def tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
-    """``deserializer``, answering ``MalformedRequest`` for bytes it cannot decode."""
+    """``deserializer``, answering ``MalformedRequest`` for bytes it cannot decode and
+    ``OversizeRequest`` for more than ``MAX_REQUEST_BYTES`` of them."""
     if deserializer is None or getattr(deserializer, "tolerant", False):
         return deserializer
     name = getattr(getattr(deserializer, "__self__", None), "DESCRIPTOR", None)
     message = name.full_name if name is not None else "request"
 
     def parse(data: bytes) -> Any:
+        if len(data) > MAX_REQUEST_BYTES:
+            return OversizeRequest(len(data))
         try:
             return deserializer(data)
         except DecodeError:
@@ -133,6 +173,41 @@ def wrap(handler: Handler, unary: UnaryAround, stream: StreamAround) -> Handler:
         else grpc.unary_unary_rpc_method_handler
     )
     return make(single, deserializer, handler.response_serializer)
+
+
+class StreamEnd:
+    """When an open stream must end, and with which error: an inner layer sets it (the auth
+    interceptor: the token's expiry), the outermost one keeps it (``interceptors``: the stream
+    is ended with ``error`` at that time, whatever the handler is waiting for). A timer, not a
+    check per message."""
+
+    def __init__(self) -> None:
+        self.due: asyncio.Future[OkeyError] = asyncio.get_running_loop().create_future()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def at(self, wall_time: float, error: OkeyError) -> None:
+        """End the stream with ``error`` at ``wall_time`` (seconds since the epoch), unless an
+        earlier end is set."""
+        delay = max(0.0, wall_time - time.time())
+        loop = asyncio.get_running_loop()
+        if self._timer is not None:
+            if self._timer.when() <= loop.time() + delay:
+                return
+            self._timer.cancel()
+        self._timer = loop.call_later(delay, self._fire, error)
+
+    def _fire(self, error: OkeyError) -> None:
+        if not self.due.done():
+            self.due.set_result(error)
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self.due.cancel()
+
+
+#: The open stream's end, in the context its handler runs in (None outside a stream).
+STREAM_END: ContextVar[StreamEnd | None] = ContextVar("okey101_stream_end", default=None)
 
 
 class WrapCache:

@@ -69,13 +69,16 @@ def fingerprint(
     request: Message, *, cleared: Collection[str] = UNFINGERPRINTED, extra: Iterable[str] = ()
 ) -> bytes:
     """SHA-256 of ``request`` with the fields ``cleared`` cleared (``extra`` may add context the
-    request does not carry, such as the caller)."""
-    copy = type(request)()
-    copy.CopyFrom(request)
-    for name in cleared:
-        if name in copy.DESCRIPTOR.fields_by_name:
+    request does not carry, such as the caller). A request with none of them set is hashed as
+    it is, without a copy (the table's moves: this is on their path)."""
+    present = [field.name for field, _value in request.ListFields() if field.name in cleared]
+    if present:
+        copy = type(request)()
+        copy.CopyFrom(request)
+        for name in present:
             copy.ClearField(name)
-    digest = hashlib.sha256(copy.SerializeToString(deterministic=True))
+        request = copy
+    digest = hashlib.sha256(request.SerializeToString(deterministic=True))
     for part in extra:
         digest.update(b"\0" + part.encode())
     return digest.digest()
@@ -119,10 +122,20 @@ class Once(Generic[K, M]):
 @dataclass(frozen=True, slots=True)
 class Stored:
     """What a store keeps under a key: what the answered request asked, and the answer's bytes
-    (None: the key is claimed and no answer is stored, or none is owed)."""
+    (None: the key is claimed and no answer is stored, or none is owed). A store that keeps a
+    scope as ``asked`` (``ScopedAnswers``) keeps the request's ``fingerprint`` beside it (None
+    for an answer stored before fingerprints were kept: any retry matches it)."""
 
     asked: bytes | None
     answer: bytes | None
+    fingerprint: bytes | None = None
+
+
+def same_request(stored: bytes | None, asked: bytes | None) -> bool:
+    """Whether a call whose fingerprint is ``asked`` repeats the request whose stored
+    fingerprint is ``stored``: an answer stored without one (before fingerprints were kept)
+    is taken by any retry, as it was then."""
+    return stored is None or asked is None or stored == asked
 
 
 class Unreadable(Exception):
@@ -353,15 +366,25 @@ class ScopedAnswers:
     ``CallKey``, for the table service's ``table_requests``.
 
     The table has ``caller``, ``method`` and ``request_id`` (the primary key), the ``scope``
-    column, the answer's bytes (``answer``, not null) and ``created_us``. ``Stored.asked`` is
-    the scope as UTF-8: a retry whose ``Once.asked`` names another scope is the mismatch, and one
-    that names none (``None``: a call that makes the scope, such as CreateTable) takes the
-    answer stored whatever its scope."""
+    column, the answer's bytes (``answer``, not null), the request's ``fingerprint`` (nullable:
+    rows stored before it was kept) and ``created_us``. ``Stored.asked`` is the scope as UTF-8:
+    a retry whose ``Once.asked`` names another scope is the mismatch, and one that names none
+    (``None``: a call that makes the scope, such as CreateTable) takes the answer stored
+    whatever its scope; either way its fingerprint must be the stored one (``same_request``),
+    else it reuses the request id for another request (AIP-155)."""
 
-    def __init__(self, table: Table, *, scope: str, answer: str = "response") -> None:
+    def __init__(
+        self,
+        table: Table,
+        *,
+        scope: str,
+        answer: str = "response",
+        fingerprint: str = "fingerprint",
+    ) -> None:
         self.table = table
         self.scope = table.c[scope]
         self.answer = table.c[answer]
+        self.fingerprint = table.c[fingerprint]
 
     def _where(self, key: CallKey) -> tuple[Any, ...]:
         column = self.table.c
@@ -380,6 +403,7 @@ class ScopedAnswers:
             "request_id": key.request_id,
             self.scope.name: stored.asked.decode(),
             self.answer.name: stored.answer,
+            self.fingerprint.name: stored.fingerprint,
             "created_us": _now_us(),
         }
 
@@ -389,10 +413,13 @@ class ScopedAnswers:
         if row is None:
             return None
         scope, answer = getattr(row, self.scope.name), getattr(row, self.answer.name)
-        return Stored(str(scope).encode(), bytes(answer))
+        fingerprint = getattr(row, self.fingerprint.name, None)
+        return Stored(
+            str(scope).encode(), bytes(answer), None if fingerprint is None else bytes(fingerprint)
+        )
 
     async def load(self, session: AsyncConnection, key: CallKey) -> Stored | None:
-        query = select(self.scope, self.answer).where(*self._where(key))
+        query = select(self.scope, self.answer, self.fingerprint).where(*self._where(key))
         return self.stored_of((await session.execute(query)).first())
 
     async def save(self, session: AsyncConnection, key: CallKey, stored: Stored) -> None:
@@ -470,4 +497,5 @@ __all__ = [
     "StoredAnswers",
     "Unreadable",
     "fingerprint",
+    "same_request",
 ]

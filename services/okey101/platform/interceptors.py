@@ -13,7 +13,8 @@ For each call:
 - request bytes that do not decode as the method's message are INVALID_ARGUMENT
   (``MALFORMED_REQUEST``) before any handler runs (gRPC's own answer would be UNKNOWN);
 - streams (server and bidi) still open when the server drains are ended with UNAVAILABLE and
-  ``SERVER_SHUTTING_DOWN``, telling clients to reconnect (to another pod).
+  ``SERVER_SHUTTING_DOWN``, telling clients to reconnect (to another pod); a stream whose end
+  an inner layer set (``handlers.StreamEnd``: the token's expiry) is ended with its error then.
 """
 
 from __future__ import annotations
@@ -34,15 +35,22 @@ from okey101.platform import metrics
 from okey101.platform.errors import (
     Internal,
     PlatformError,
+    ResourceExhausted,
     Unavailable,
     abort_with,
     request_language,
 )
 from okey101.platform.handlers import (
+    MAX_METADATA_BYTES,
+    MAX_REQUEST_BYTES,
+    STREAM_END,
     Context,
     Handler,
     MalformedRequest,
+    OversizeRequest,
+    StreamEnd,
     WrapCache,
+    metadata_size,
     rpc_type,
     split_method,
     wrap,
@@ -145,10 +153,15 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
             started.inc()
             _bind_ids(request)
             code: grpc.StatusCode | None = None
-            if self._drain.closing or isinstance(request, MalformedRequest):
-                language = request_language(request, context.invocation_metadata())
+            metadata = context.invocation_metadata()
+            if (
+                self._drain.closing
+                or isinstance(request, _UNREAD)
+                or metadata_size(metadata) > MAX_METADATA_BYTES
+            ):
+                language = request_language(request, metadata)
                 try:
-                    await abort_with(context, _refusal_before(request), language)
+                    await abort_with(context, _refusal_before(request, metadata), language)
                 finally:
                     finish(context, began, code)
             self._drain.started()
@@ -171,15 +184,19 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
             _bind_ids(request)
             code: grpc.StatusCode | None = None
             try:
-                if isinstance(request, MalformedRequest):
-                    language = request_language(request, context.invocation_metadata())
-                    await abort_with(context, _refusal_before(request), language)
+                metadata = context.invocation_metadata()
+                if isinstance(request, _UNREAD) or metadata_size(metadata) > MAX_METADATA_BYTES:
+                    language = request_language(request, metadata)
+                    await abort_with(context, _refusal_before(request, metadata), language)
                 async for item in self._until_drained(responses):
                     yield item
                     sent.inc()
             except _Drained:
                 language = request_language(request, context.invocation_metadata())
                 await abort_with(context, Unavailable("SERVER_SHUTTING_DOWN"), language)
+            except _Ended as ended:
+                language = request_language(request, context.invocation_metadata())
+                await abort_with(context, ended.error, language)
             except asyncio.CancelledError:
                 code = _cancelled_code(context)
                 raise
@@ -191,21 +208,28 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
         return wrap(handler, unary, stream)
 
     async def _until_drained(self, responses: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        """The responses until they end; ``_Drained`` if the server drains first."""
+        """The responses until they end; ``_Drained`` if the server drains first, ``_Ended``
+        if the end an inner layer set (``StreamEnd``) comes first."""
         if self._drain.closing:
             raise _Drained
         loop = asyncio.get_running_loop()
         closing = asyncio.ensure_future(self._drain.wait())
+        end = StreamEnd()
         iterator = aiter(responses)
         # Each step runs in a task of its own, all in one context: what the handler sets in a
         # context variable (the verified claims) stays set from one message to the next.
         steps = contextvars.copy_context()
+        steps.run(STREAM_END.set, end)
         following: asyncio.Future[Any] | None = None
         try:
             while True:
                 following = loop.create_task(_step(iterator), context=steps)
-                await asyncio.wait((following, closing), return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(
+                    (following, closing, end.due), return_when=asyncio.FIRST_COMPLETED
+                )
                 if not following.done():
+                    if end.due.done():
+                        raise _Ended(end.due.result())
                     raise _Drained
                 try:
                     item = following.result()
@@ -214,6 +238,7 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
                 yield item
         finally:
             closing.cancel()
+            end.cancel()
             if following is not None and not following.done():
                 following.cancel()
                 await asyncio.wait((following,))
@@ -232,11 +257,21 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
         await abort_with(context, Internal("INTERNAL"), language)
 
 
-def _refusal_before(request: Any) -> OkeyError:
+#: Requests the handler never sees (``handlers.tolerant``).
+_UNREAD: Final = (MalformedRequest, OversizeRequest)
+
+
+def _refusal_before(request: Any, metadata: Any) -> OkeyError:
     """Why a call is refused before its handler runs: bytes that are not its request message
-    (INVALID_ARGUMENT), else the server is draining."""
+    (INVALID_ARGUMENT), too many of them or too much metadata (RESOURCE_EXHAUSTED), else the
+    server is draining."""
     if isinstance(request, MalformedRequest):
         return PlatformError("MALFORMED_REQUEST", message=request.message)
+    if isinstance(request, OversizeRequest):
+        return ResourceExhausted("MESSAGE_TOO_LARGE", size=request.size, limit=MAX_REQUEST_BYTES)
+    size = metadata_size(metadata)
+    if size > MAX_METADATA_BYTES:
+        return ResourceExhausted("METADATA_TOO_LARGE", size=size, limit=MAX_METADATA_BYTES)
     return Unavailable("SERVER_SHUTTING_DOWN")
 
 
@@ -254,6 +289,14 @@ async def _step(iterator: AsyncIterator[Any]) -> Any:
 
 class _Drained(Exception):
     """A stream cut short because the server drains."""
+
+
+class _Ended(Exception):
+    """A stream cut short at the end an inner layer set, with its error."""
+
+    def __init__(self, error: OkeyError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _bind_ids(request: Any) -> None:

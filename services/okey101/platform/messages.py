@@ -111,6 +111,16 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "başla.",
     },
     # Serving.
+    "MESSAGE_TOO_LARGE": {
+        "en": "The request is too large: {size} bytes, where at most {limit} are read.",
+        "tr": "İstek çok büyük: {size} bayt; en fazla {limit} bayt okunur.",
+    },
+    "METADATA_TOO_LARGE": {
+        "en": "The request's metadata (its headers) is too large: {size} bytes, where at most "
+        "{limit} are read.",
+        "tr": "İsteğin üst verisi (başlıkları) çok büyük: {size} bayt; en fazla {limit} bayt "
+        "okunur.",
+    },
     "MALFORMED_REQUEST": {
         "en": "The request could not be read: it is not a valid {message} message.",
         "tr": "İstek okunamadı: geçerli bir {message} mesajı değil.",

@@ -45,6 +45,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from okey101.platform import collector
 from okey101.platform.auth import AccessPolicy, AuthInterceptor, JwksVerifier, verifier_for
 from okey101.platform.config import ConfigError, Settings
+from okey101.platform.handlers import TRANSPORT_METADATA_BYTES, TRANSPORT_RECEIVE_BYTES
 from okey101.platform.interceptors import Drain, ObservabilityInterceptor
 from okey101.platform.logs import configure_logging, get_logger
 from okey101.platform.metrics import (
@@ -74,6 +75,10 @@ def server_options(settings: Settings) -> list[tuple[str, Any]]:
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
         ("grpc.http2.max_ping_strikes", 2),
+        # Above the platform's own limit, which answers with a reason (``handlers``).
+        ("grpc.max_receive_message_length", TRANSPORT_RECEIVE_BYTES),
+        ("grpc.max_metadata_size", TRANSPORT_METADATA_BYTES),
+        ("grpc.absolute_max_metadata_size", TRANSPORT_METADATA_BYTES),
     ]
     if settings.max_connection_age_seconds > 0:
         options += [

@@ -83,9 +83,8 @@ def _malformed(error: OkeyError, **extra: str | int) -> InvalidInput:
 
 
 def _too_many(field: str, count: int, limit: int) -> InvalidInput:
-    return InvalidInput(
-        "BAD_RULE_VALUE", rule=field, value=f"{count} (at most {limit})", field=field
-    )
+    """A list longer than any hand has (a 30-tile rack): TOO_MANY_ITEMS, not a rule's value."""
+    return InvalidInput("TOO_MANY_ITEMS", field=field, count=count, limit=limit)
 
 
 # --------------------------------------------------------------------------------------------

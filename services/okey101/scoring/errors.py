@@ -34,6 +34,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "The revealed server seed does not match the deal's commitment.",
         "tr": "Açıklanan sunucu tohumu dağıtımın taahhüdüyle eşleşmiyor.",
     },
+    "REQUEST_ID_REUSED": {
+        "en": "Request id {request_id} was already used for a different request: use a new id "
+        "for a new change.",
+        "tr": "{request_id} istek kimliği başka bir istek için kullanıldı: yeni bir değişiklik "
+        "için yeni bir kimlik kullan.",
+    },
     "DUPLICATE_PLAYER": {
         "en": "Player {player_id} holds more than one seat.",
         "tr": "{player_id} oyuncusu birden çok koltukta oturuyor.",

@@ -30,7 +30,7 @@ from okey101.platform.convert import result_lines
 from okey101.platform.database import Database, insert_ignoring_conflicts
 from okey101.platform.idempotency import Once, Raced, RowAnswers, Stored, StoredAnswers
 from okey101.scoring.convert import lines_json, sheet_row
-from okey101.scoring.errors import Conflict
+from okey101.scoring.errors import Conflict, Invalid
 from okey101.scoring.models import hand_seats, hands, matches
 from okey101.scoring.records import AttrRow, RecordedHand, now_us
 from okey101.scoring.validation import CheckedHand, rules_json
@@ -129,6 +129,13 @@ class Hands:
         found = await ANSWERS.recall(session, call)
         if found is not None:
             return found, False
+        other = await session.scalar(
+            select(hands.c.hand_id)
+            .where(hands.c.request_id == request.request_id, hands.c.hand_id != request.hand_id)
+            .limit(1)
+        )
+        if other is not None:  # the id is bound to the other hand's delivery (AIP-155)
+            raise Invalid("REQUEST_ID_REUSED", request_id=request.request_id)
         for field, recorded, given in (
             ("table_id", match.table_id, request.table_id),
             ("tournament_id", match.tournament_id, request.tournament_id),

@@ -69,6 +69,13 @@ class Matches:
         found = ANSWERS.replay(call, STORE.stored_of(match))
         if found is not None:
             return found, False
+        other = await session.scalar(
+            select(matches.c.match_id)
+            .where(matches.c.request_id == request.request_id, matches.c.match_id != match_id)
+            .limit(1)
+        )
+        if other is not None:  # the id is bound to the other match's result (AIP-155)
+            raise Invalid("REQUEST_ID_REUSED", request_id=request.request_id)
         for field, recorded, given in (
             ("result.table_id", match.table_id, result.table_id),
             ("tournament_id", match.tournament_id, request.tournament_id),

@@ -77,6 +77,8 @@ matches = Table(
     Column("recorded_at_us", BigInteger, nullable=True),
 )
 Index("ix_scoring_matches_tournament", matches.c.tournament_id, matches.c.tournament_round)
+#: A request id is bound to one match's result (REQUEST_ID_REUSED for another).
+Index("ix_scoring_matches_request", matches.c.request_id)
 
 hands = Table(
     "scoring_hands",
@@ -143,6 +145,8 @@ hand_seats = Table(
     # penalty: the engine's names); "[]" for a void hand and hands recorded before lines were.
     Column("score_lines", Text, nullable=False, server_default="[]"),
 )
+#: A request id is bound to one hand's delivery (REQUEST_ID_REUSED for another).
+Index("ix_scoring_hands_request", hands.c.request_id)
 Index("ix_scoring_hand_seats_player", hand_seats.c.player_id, hand_seats.c.preset)
 Index("ix_scoring_hand_seats_match", hand_seats.c.match_id)
 

@@ -12,9 +12,11 @@ Decisions where scoring.proto leaves room:
   idempotency key as well"); a request id needs no table of its own: the same hand with any
   request id gets the first answer, and an error is not stored (the outbox's retry of a refused
   HANDS_MISSING succeeds once the hands are in).
-- GetStandings of a tournament with no recorded match, and GetPlayerStats/GetPlayerHistory of a
-  player with nothing recorded, answer empty (scoring cannot tell an unknown tournament or player
-  from one that has not finished a match yet; the lobby owns both).
+- GetStandings of a tournament with no recorded match, and GetPlayerHistory of a player with
+  nothing recorded, answer empty (scoring cannot tell an unknown tournament or player from one
+  that has not finished a match yet; the lobby owns both). GetPlayerStats of a player scoring
+  has recorded nothing of (no hand, no match) is NOT_FOUND ``PLAYER_NOT_FOUND``, unless the
+  caller asks about themselves (their zeros).
 - GetLeaderboard's default minimum of rated matches is ``DEFAULT_MIN_MATCHES``.
 """
 
@@ -39,7 +41,7 @@ from okey101.platform.logs import get_logger
 from okey101.platform.server import serve
 from okey101.scoring import ratings
 from okey101.scoring.convert import PRESETS, rating_message
-from okey101.scoring.errors import Invalid, NotReady
+from okey101.scoring.errors import Invalid, Missing, NotReady
 from okey101.scoring.repository import ScoringRepository
 from okey101.scoring.validation import check_hand, check_id, check_match, rules_from_json
 
@@ -275,6 +277,14 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
         async def work() -> scoring_pb2.GetPlayerStatsResponse:
             player_id = _player(request.player_id)
             data = await self.repository.players.stats(player_id, _preset_filter(request.preset))
+            claims = current_claims()
+            asks_for_self = claims is not None and claims.subject == player_id
+            if (
+                not (data.hands or data.matches)
+                and not asks_for_self
+                and not await self.repository.players.known(player_id)
+            ):
+                raise Missing("PLAYER_NOT_FOUND", player_id=player_id)
             stats = scoring_pb2.PlayerStats(
                 player_id=player_id, hands=data.hands, matches=data.matches, wins=data.wins
             )

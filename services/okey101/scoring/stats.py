@@ -22,6 +22,21 @@ class PlayerRecords:
     def __init__(self, database: Database) -> None:
         self.database = database
 
+    async def known(self, player_id: str) -> bool:
+        """Whether scoring has recorded anything of the player (a hand played, a match)."""
+        async with self.database.read() as session:
+            seat = await session.scalar(
+                select(hand_seats.c.player_id).where(hand_seats.c.player_id == player_id).limit(1)
+            )
+            if seat is not None:
+                return True
+            line = await session.scalar(
+                select(match_players.c.player_id)
+                .where(match_players.c.player_id == player_id)
+                .limit(1)
+            )
+        return line is not None
+
     async def stats(self, player_id: str, preset: str | None) -> StatsData:
         """What the player's recorded hands and matches add up to (one preset, or all)."""
         seat_filter = [

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, NamedTuple
 
 from okey.v1 import common_pb2
 
@@ -69,6 +69,21 @@ class _Keep:
 KEEP_TIMER: Final = _Keep()
 
 
+class AnswerKey(NamedTuple):
+    """Where a call's answer is stored (caller, method, request id) and the fingerprint of the
+    request it answers (``platform.idempotency.fingerprint``; None: not checked)."""
+
+    caller: str
+    method: str
+    request_id: str
+    asked: bytes | None = None
+
+    @property
+    def slot(self) -> tuple[str, str, str]:
+        """The stored answer's key without the fingerprint."""
+        return (self.caller, self.method, self.request_id)
+
+
 @dataclass
 class Change:
     """One change, planned (module docstring). ``record``, ``state`` and ``deal`` are the table
@@ -92,8 +107,8 @@ class Change:
     hand_start: HandStartRow | None = None
     hand_end: HandEndRow | None = None
     outbox: list[OutboxRow] = field(default_factory=list)
-    #: (caller, method, request id) and the answer, from the table as sealed.
-    answer: tuple[str, str, str, Callable[[Sealed], bytes]] | None = None
+    #: Where the answer is stored, and the answer, from the table as sealed.
+    answer: tuple[AnswerKey, Callable[[Sealed], bytes]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +120,7 @@ class Sealed:
     deal: DealInfo | None
     events: tuple[EventRow, ...]
     answer: bytes | None
-    answer_key: tuple[str, str, str] | None
+    answer_key: AnswerKey | None
     write: Write
     #: The views of the table after it (built when first asked: the answer may need one).
     views: SeatViews
@@ -207,21 +222,21 @@ def seal(change: Change, *, pod: str, lease_us: int) -> Sealed:
     )
     if change.answer is None:
         return sealed
-    caller, method, request_id, respond = change.answer
+    key, respond = change.answer
     answer = respond(sealed)
+    row = AnswerRow(key.caller, key.method, key.request_id, answer, key.asked)
     return dataclasses.replace(
         sealed,
         answer=answer,
-        answer_key=(caller, method, request_id),
-        write=dataclasses.replace(
-            sealed.write, answer=AnswerRow(caller, method, request_id, answer)
-        ),
+        answer_key=key,
+        write=dataclasses.replace(sealed.write, answer=row),
     )
 
 
 __all__ = [
     "KEEP_TIMER",
     "SNAPSHOT_EVERY_EVENTS",
+    "AnswerKey",
     "Change",
     "EventDraft",
     "PlannedMove",

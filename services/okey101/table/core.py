@@ -30,8 +30,9 @@ import structlog
 from okey.v1 import common_pb2
 
 from okey101.engine.errors import OkeyError
+from okey101.platform.idempotency import same_request
 from okey101.table import metrics
-from okey101.table.change import Change, Sealed, seal
+from okey101.table.change import AnswerKey, Change, Sealed, seal
 from okey101.table.errors import Invalid, Stale
 from okey101.table.journal import AlreadyAnswered, TableJournal
 from okey101.table.live import LiveTable, LiveTables
@@ -45,7 +46,6 @@ ATTEMPTS: Final = 5
 
 Clock = Callable[[], float]
 Plan = Callable[[LiveTable], Change]
-AnswerKey = tuple[str, str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +91,10 @@ class TableCore:
         answer_key: AnswerKey | None = None,
     ) -> Outcome:
         """Plan, write and publish one change to ``table_id`` (module docstring). With
-        ``answer_key`` (caller, method, request id) the change is answered once: a retry gets
-        the first answer, and a refusal is checked against the database before it is sent."""
+        ``answer_key`` (caller, method, request id, the request's fingerprint) the change is
+        answered once: a retry gets the first answer, a request id reused for another request
+        (another fingerprint, or another table) is INVALID_ARGUMENT REQUEST_ID_REUSED, and a
+        refusal is checked against the database before it is sent."""
         live = await self.tables.get(table_id)
         checked = False
         for _attempt in range(ATTEMPTS):
@@ -100,7 +102,7 @@ class TableCore:
                 if live.stale:
                     await self.tables.refresh(live)
                 if answer_key is not None:
-                    known = live.answers.get(answer_key)
+                    known = live.answered(answer_key)
                     if known is not None:
                         return Outcome(None, known)
                 try:
@@ -127,7 +129,7 @@ class TableCore:
                             return Outcome(None, stored)
                     continue
                 except AlreadyAnswered as answered:
-                    return Outcome(None, self._same_table(answered, table_id, answer_key))
+                    return Outcome(None, self._same_request(live, answered, answer_key))
                 except BaseException:
                     live.stale = True  # written or not: the database says which
                     raise
@@ -141,12 +143,12 @@ class TableCore:
     async def _in_database(self, live: LiveTable, key: AnswerKey) -> tuple[bytes | None, bool]:
         """The stored answer of ``key``, if the database has one; and whether the table had
         moved on from this pod's copy (then reloaded)."""
-        stored = await self.store.answer(*key)
+        stored = await self.store.answer(*key.slot)
         if stored is not None:
-            table_id, answer = stored
-            if table_id != live.table_id:
-                raise Invalid("REQUEST_ID_REUSED", request_id=key[2])
-            live.remember(key, answer)
+            table_id, fingerprint, answer = stored
+            if table_id != live.table_id or not same_request(fingerprint, key.asked):
+                raise Invalid("REQUEST_ID_REUSED", request_id=key.request_id)
+            live.remember(key, answer, fingerprint)
             return answer, False
         revision = await self.store.revision(live.table_id)
         if live.stale or (revision is not None and revision != live.record.revision):
@@ -155,9 +157,16 @@ class TableCore:
         return None, False
 
     @staticmethod
-    def _same_table(answered: AlreadyAnswered, table_id: str, key: AnswerKey | None) -> bytes:
-        if answered.table_id != table_id:
-            raise Invalid("REQUEST_ID_REUSED", request_id=key[2] if key else "")
+    def _same_request(live: LiveTable, answered: AlreadyAnswered, key: AnswerKey | None) -> bytes:
+        """The stored answer a write found, if it answers this request (this table, this
+        fingerprint): else REQUEST_ID_REUSED."""
+        request_id = key.request_id if key is not None else ""
+        if answered.table_id != live.table_id or (
+            key is not None and not same_request(answered.fingerprint, key.asked)
+        ):
+            raise Invalid("REQUEST_ID_REUSED", request_id=request_id)
+        if key is not None:
+            live.remember(key, answered.response, answered.fingerprint)
         return answered.response
 
     def _publish(self, live: LiveTable, sealed: Sealed) -> None:

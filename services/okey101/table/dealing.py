@@ -26,7 +26,7 @@ from okey101.platform import convert
 from okey101.platform.auth import Claims
 from okey101.platform.convert.tiles import shared_tile, shared_tiles
 from okey101.table import events
-from okey101.table.change import Change, EventDraft, Sealed
+from okey101.table.change import AnswerKey, Change, EventDraft, Sealed
 from okey101.table.errors import Conflict, Invalid
 from okey101.table.journal import HandEndRow, HandStartRow, OutboxRow
 from okey101.table.options import TableOptions, us
@@ -41,7 +41,7 @@ from okey101.table.records import (
 from okey101.table.turns import turn_timer
 from okey101.table.views import table_message
 
-Answer = tuple[str, str, str]
+Answer = AnswerKey
 
 
 def bot_level(level: int) -> int:
@@ -91,7 +91,7 @@ def plan_start(
                 table=table_message(sealed.record, claims)
             ).SerializeToString()
 
-        change.answer = (*answer, respond)
+        change.answer = (answer, respond)
     return change
 
 

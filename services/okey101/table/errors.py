@@ -22,9 +22,9 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "tr": "İstekte {field} alanı olmalı.",
     },
     "REQUEST_ID_REUSED": {
-        "en": "Request id {request_id} was already used for another table: use a new id for a "
-        "new change.",
-        "tr": "{request_id} istek kimliği başka bir masa için kullanıldı: yeni bir değişiklik "
+        "en": "Request id {request_id} was already used for a different request: use a new id "
+        "for a new change.",
+        "tr": "{request_id} istek kimliği başka bir istek için kullanıldı: yeni bir değişiklik "
         "için yeni bir kimlik kullan.",
     },
     "SEQUENCE_AHEAD": {
@@ -86,19 +86,19 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "Seat {seat} is reserved for another player.",
         "tr": "{seat} numaralı koltuk başka bir oyuncuya ayrıldı.",
     },
-    # Lookups.
-    "SEAT_NOT_FOUND": {
-        "en": "There is no seat {seat}: a table's seats are 0 to 3.",
-        "tr": "{seat} numaralı koltuk yok: bir masanın koltukları 0-3 arasıdır.",
+    # Seats and invite codes (the lobby's statuses and parameters: INVALID_ARGUMENT, NOT_FOUND).
+    "BAD_SEAT": {
+        "en": "A seat is 0, 1, 2 or 3, not {seat}.",
+        "tr": "Koltuk 0, 1, 2 ya da 3 olur, {seat} değil.",
+    },
+    "BAD_INVITE_CODE": {
+        "en": "That invite code does not open this table.",
+        "tr": "Bu davet kodu bu masayı açmıyor.",
     },
     # Permissions.
     "NOT_THE_HOST": {
         "en": "Only the table's host may do this.",
         "tr": "Bunu yalnızca masanın sahibi yapabilir.",
-    },
-    "BAD_INVITE_CODE": {
-        "en": "That invite code does not open this table.",
-        "tr": "Bu davet kodu bu masayı açmıyor.",
     },
     "PRIVATE_TABLE": {
         "en": "This table is private: only its players may watch it.",

@@ -97,6 +97,8 @@ class AnswerRow:
     method: str
     request_id: str
     response: bytes
+    #: The fingerprint of the request it answers (``platform.idempotency.fingerprint``).
+    fingerprint: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,10 +181,12 @@ class Write:
 class AlreadyAnswered(Exception):
     """The request id of the write was answered already: nothing was written."""
 
-    def __init__(self, table_id: str, response: bytes) -> None:
+    def __init__(self, table_id: str, response: bytes, fingerprint: bytes | None = None) -> None:
         super().__init__("the request id was answered already")
         self.table_id = table_id
         self.response = response
+        #: The fingerprint of the request it answered (None: stored before they were kept).
+        self.fingerprint = fingerprint
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,8 +265,9 @@ WITH upd AS (
     FROM upd, unnest($32::bigint[], $33::integer[], $34::integer[], $35::bytea[],
                      $36::integer[]) AS m(sequence, action_index, seat, action, source)
 ), answered AS (
-    INSERT INTO table_requests (caller, method, request_id, table_id, response, created_us)
-    SELECT $37::text, $38::text, $39::text, upd.table_id, $40::bytea, $5 FROM upd
+    INSERT INTO table_requests (caller, method, request_id, table_id, response, fingerprint,
+                                created_us)
+    SELECT $37::text, $38::text, $39::text, upd.table_id, $40::bytea, $58::bytea, $5 FROM upd
     WHERE $37::text <> ''
 ), dealt AS (
     INSERT INTO table_hands (hand_id, table_id, match_id, hand_number, dealer, rules_version,
@@ -283,7 +288,7 @@ SELECT pg_notify($57, upd.table_id || ' ' || $4::text || ' ' || ($2 + 1)::text) 
 """
 
 _PG_ANSWER: Final = """
-SELECT table_id, response FROM table_requests
+SELECT table_id, response, fingerprint FROM table_requests
 WHERE caller = $1 AND method = $2 AND request_id = $3
 """
 
@@ -362,6 +367,7 @@ def _pg_arguments(write: Write) -> list[Any]:
         [o.key for o in outbox],
         [o.payload for o in outbox],
         NOTIFY_CHANNEL,
+        answer.fingerprint if answer is not None else None,
     ]
 
 
@@ -471,7 +477,9 @@ class PostgresJournal(TableJournal):
                 )
                 if stored is None:  # answered and gone (never: answers are kept)
                     raise
-                raise AlreadyAnswered(stored["table_id"], bytes(stored["response"])) from None
+                raise AlreadyAnswered(
+                    stored["table_id"], bytes(stored["response"]), _bytes(stored["fingerprint"])
+                ) from None
             if not written:
                 raise Stale("STALE_VERSION", version=write.state_version, current=-1)
 
@@ -489,8 +497,9 @@ class PostgresJournal(TableJournal):
                     _PG_MOVES, values["hand_id"], values["snapshot_sequence"]
                 )
                 moves = tuple(
-                    MoveRow(m["sequence"], m["action_index"], m["seat"], bytes(m["action"]),
-                            m["source"])
+                    MoveRow(
+                        m["sequence"], m["action_index"], m["seat"], bytes(m["action"]), m["source"]
+                    )
                     for m in found
                 )
             return Snapshot(values, moves)
@@ -608,27 +617,44 @@ def _sqlite_statements(connection: sqlite3.Connection, write: Write) -> None:
         try:
             connection.execute(
                 "INSERT INTO table_requests (caller, method, request_id, table_id, response,"
-                " created_us) VALUES (?, ?, ?, ?, ?, ?)",
-                (answer.caller, answer.method, answer.request_id, write.table_id,
-                 answer.response, write.now_us),
+                " fingerprint, created_us) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    answer.caller,
+                    answer.method,
+                    answer.request_id,
+                    write.table_id,
+                    answer.response,
+                    answer.fingerprint,
+                    write.now_us,
+                ),
             )
         except sqlite3.IntegrityError:
             stored = connection.execute(
-                "SELECT table_id, response FROM table_requests"
+                "SELECT table_id, response, fingerprint FROM table_requests"
                 " WHERE caller = ? AND method = ? AND request_id = ?",
                 (answer.caller, answer.method, answer.request_id),
             ).fetchone()
             if stored is None:
                 raise
-            raise AlreadyAnswered(stored["table_id"], bytes(stored["response"])) from None
+            raise AlreadyAnswered(
+                stored["table_id"], bytes(stored["response"]), _bytes(stored["fingerprint"])
+            ) from None
     if write.events:
         connection.executemany(
             "INSERT INTO table_events (table_id, sequence, state_version, kind, hand_id, time_us,"
             " public, private_0, private_1, private_2, private_3)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (write.table_id, e.sequence, e.state_version, e.kind, e.hand_id, write.now_us,
-                 e.public, *e.private)
+                (
+                    write.table_id,
+                    e.sequence,
+                    e.state_version,
+                    e.kind,
+                    e.hand_id,
+                    write.now_us,
+                    e.public,
+                    *e.private,
+                )
                 for e in write.events
             ],
         )
@@ -637,8 +663,15 @@ def _sqlite_statements(connection: sqlite3.Connection, write: Write) -> None:
             "INSERT INTO table_moves (hand_id, sequence, action_index, seat, action, source,"
             " time_us) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
-                (write.hand_id, m.sequence, m.action_index, m.seat, m.action, m.source,
-                 write.now_us)
+                (
+                    write.hand_id,
+                    m.sequence,
+                    m.action_index,
+                    m.seat,
+                    m.action,
+                    m.source,
+                    write.now_us,
+                )
                 for m in write.moves
             ],
         )
@@ -648,9 +681,20 @@ def _sqlite_statements(connection: sqlite3.Connection, write: Write) -> None:
             "INSERT INTO table_hands (hand_id, table_id, match_id, hand_number, dealer,"
             " rules_version, server_seed, commitment, player_seeds, deck, seats, started_us)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (start.hand_id, write.table_id, start.match_id, start.hand_number, start.dealer,
-             start.rules_version, start.server_seed, start.commitment, start.player_seeds,
-             start.deck, start.seats, write.now_us),
+            (
+                start.hand_id,
+                write.table_id,
+                start.match_id,
+                start.hand_number,
+                start.dealer,
+                start.rules_version,
+                start.server_seed,
+                start.commitment,
+                start.player_seeds,
+                start.deck,
+                start.seats,
+                write.now_us,
+            ),
         )
     if write.hand_end is not None:
         end = write.hand_end
@@ -667,6 +711,10 @@ def _sqlite_statements(connection: sqlite3.Connection, write: Write) -> None:
                 for o in write.outbox
             ],
         )
+
+
+def _bytes(value: Any) -> bytes | None:
+    return None if value is None else bytes(value)
 
 
 def _sqlite_load(connection: sqlite3.Connection, table_id: str) -> Snapshot | None:

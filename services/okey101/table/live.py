@@ -30,8 +30,9 @@ from okey.v1 import common_pb2
 
 from okey101.engine.hand import HandState, apply
 from okey101.platform import convert
-from okey101.table.change import Sealed
-from okey101.table.errors import Missing
+from okey101.platform.idempotency import same_request
+from okey101.table.change import AnswerKey, Sealed
+from okey101.table.errors import Invalid, Missing
 from okey101.table.journal import EventRow, Snapshot, TableJournal
 from okey101.table.records import DealInfo, TableRecord
 from okey101.table.store import TableStore
@@ -60,7 +61,8 @@ class LiveTable:
         self.deal = deal
         #: Consecutive events ending at ``record.last_sequence`` (possibly none).
         self.events: list[EventRow] = []
-        self.answers: OrderedDict[tuple[str, str, str], bytes] = OrderedDict()
+        #: (caller, method, request id): the fingerprint of the request answered, the answer.
+        self.answers: OrderedDict[tuple[str, str, str], tuple[bytes | None, bytes]] = OrderedDict()
         #: Held while a change is planned and written: one at a time per table and pod.
         self.lock = asyncio.Lock()
         #: The database may hold a newer revision: reload before planning on it.
@@ -121,9 +123,23 @@ class LiveTable:
             self.remember(sealed.answer_key, sealed.answer)
         self._wake()
 
-    def remember(self, key: tuple[str, str, str], answer: bytes) -> None:
-        self.answers[key] = answer
-        self.answers.move_to_end(key)
+    def answered(self, key: AnswerKey) -> bytes | None:
+        """The answer kept here for ``key``'s request id (None: none kept); INVALID_ARGUMENT
+        REQUEST_ID_REUSED if it answered another request."""
+        known = self.answers.get(key.slot)
+        if known is None:
+            return None
+        fingerprint, answer = known
+        if not same_request(fingerprint, key.asked):
+            raise Invalid("REQUEST_ID_REUSED", request_id=key.request_id)
+        return answer
+
+    def remember(self, key: AnswerKey, answer: bytes, fingerprint: bytes | None = None) -> None:
+        """Keep ``answer`` to ``key`` (its request's fingerprint ``fingerprint``, else the
+        key's own)."""
+        slot = key.slot
+        self.answers[slot] = (key.asked if fingerprint is None else fingerprint, answer)
+        self.answers.move_to_end(slot)
         while len(self.answers) > ANSWERS_KEPT:
             self.answers.popitem(last=False)
 
@@ -222,9 +238,7 @@ class LiveTables:
         known = live.events[-1].sequence if live.events else live.record.last_sequence
         missing: list[EventRow] = []
         if record.last_sequence > known and live.watchers:
-            missing = await self.store.events_after(
-                live.table_id, known, limit=EVENTS_KEPT
-            )
+            missing = await self.store.events_after(live.table_id, known, limit=EVENTS_KEPT)
         live.replace(record, state, deal, missing)
 
     async def fresh(self, live: LiveTable) -> None:

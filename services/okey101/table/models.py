@@ -12,8 +12,8 @@ microseconds since the epoch (``*_us``). Protobuf messages are stored as their b
   ``private_<seat>`` the serialized extra fields only that seat sees (its drawn tile, its dealt
   rack): protobuf merges concatenated messages, so ``public + private_<seat>`` is that seat's
   copy.
-- ``table_requests``: the answer to each (caller, method, request id), written in the
-  transaction of the change it answers.
+- ``table_requests``: the answer to each (caller, method, request id) and the fingerprint of
+  the request it answered, written in the transaction of the change it answers.
 - ``table_hands``: each hand's fairness record (the server seed stays here, unpublished, until
   the hand ends), its deck, and once ended its result and final state.
 - ``table_moves``: every move of every hand, in order, with who made it: the hand record.
@@ -130,6 +130,9 @@ requests = Table(
     Column("request_id", String(64), primary_key=True),
     Column("table_id", String(ID_LENGTH), nullable=False),
     Column("response", LargeBinary, nullable=False),
+    # SHA-256 of the request without its locale (AIP-155: a request id is bound to
+    # its request); NULL on answers stored before migration 0003, which any retry takes.
+    Column("fingerprint", LargeBinary, nullable=True),
     Column("created_us", BigInteger, nullable=False),
 )
 

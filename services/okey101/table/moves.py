@@ -21,7 +21,7 @@ from okey101.engine.hand import HandState, Phase
 from okey101.platform.convert import wire
 from okey101.platform.moves import actions_from_proto, apply_actions
 from okey101.table import events
-from okey101.table.change import Change, PlannedMove, Sealed
+from okey101.table.change import AnswerKey, Change, PlannedMove, Sealed
 from okey101.table.dealing import end_hand_into
 from okey101.table.errors import Conflict, Stale
 from okey101.table.options import TableOptions
@@ -45,7 +45,7 @@ def plan_moves(
     source: int,
     now_us: int,
     options: TableOptions,
-    answer: tuple[str, str, str] | None,
+    answer: AnswerKey | None,
     back_from_away: bool = False,
     autoplayed: bool = False,
 ) -> Change:
@@ -105,7 +105,7 @@ def plan_moves(
                 ]
             )
 
-        change.answer = (*answer, respond)
+        change.answer = (answer, respond)
     return change
 
 

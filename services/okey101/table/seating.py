@@ -15,20 +15,20 @@ from okey.v1 import common_pb2, table_pb2
 from okey101.engine.hand import SEATS, HandState
 from okey101.platform.auth import Claims
 from okey101.table import events
-from okey101.table.change import Change, Sealed
-from okey101.table.errors import Conflict, Denied, Missing
+from okey101.table.change import AnswerKey, Change, Sealed
+from okey101.table.errors import Conflict, Denied, Invalid, Missing
 from okey101.table.options import TableOptions, us
 from okey101.table.records import DealInfo, SeatRecord, TableRecord, TimerRecord
 from okey101.table.turns import start_timer, turn_timer
 from okey101.table.views import hand_live, table_message
 
-Answer = tuple[str, str, str]
+Answer = AnswerKey
 
 
-def _answer(key: Answer, respond: Callable[[Sealed], bytes]) -> tuple[
-    str, str, str, Callable[[Sealed], bytes]
-]:
-    return (*key, respond)
+def _answer(
+    key: Answer, respond: Callable[[Sealed], bytes]
+) -> tuple[AnswerKey, Callable[[Sealed], bytes]]:
+    return (key, respond)
 
 
 def _refuse_if_over(record: TableRecord) -> None:
@@ -58,7 +58,7 @@ def plan_sit(
     a new seat once the match has started, a taken seat, a private table's wrong invite code."""
     _refuse_if_over(record)
     if requested is not None and requested >= SEATS:
-        raise Missing("SEAT_NOT_FOUND", seat=requested)
+        raise Invalid("BAD_SEAT", seat=requested)
     seats = list(record.seats)
     own = record.seat_of(player_id)
     change = Change(record, now_us, record, state, deal)
@@ -95,7 +95,7 @@ def plan_sit(
             and record.host_player_id != player_id
             and invite_code != record.invite_code
         ):
-            raise Denied("BAD_INVITE_CODE")
+            raise Missing("BAD_INVITE_CODE", invite_code=invite_code)
         seats[seat] = SeatRecord(
             kind="player", player_id=player_id, display_name=display_name, deal_seed=seed
         )

@@ -27,6 +27,7 @@ from typing import Any, Final
 import grpc
 import grpc.aio
 import structlog
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 from okey.v1 import common_pb2, table_pb2
 
@@ -38,10 +39,12 @@ from okey101.platform import convert, paging
 from okey101.platform.auth import Access, AccessPolicy, Claims, require_claims
 from okey101.platform.convert import wire
 from okey101.platform.errors import request_language
+from okey101.platform.idempotency import fingerprint, same_request
 from okey101.platform.registration import add_servicer
 from okey101.table import metrics
 from okey101.table.autoplay import SOURCE_LABELS, Autoplay
-from okey101.table.core import AnswerKey, TableCore
+from okey101.table.change import AnswerKey
+from okey101.table.core import TableCore
 from okey101.table.dealing import bot_level, plan_start
 from okey101.table.errors import (
     Conflict,
@@ -140,7 +143,7 @@ class TableServicer:
     @staticmethod
     def _acting_seat(record: TableRecord, claims: Claims, requested: int) -> int:
         if requested >= SEATS:
-            raise Missing("SEAT_NOT_FOUND", seat=requested)
+            raise Invalid("BAD_SEAT", seat=requested)
         if claims.kind != "service" and record.seat_of(claims.subject) != requested:
             raise Denied("NOT_YOUR_SEAT", seat=requested)
         return requested
@@ -148,7 +151,7 @@ class TableServicer:
     @staticmethod
     def _viewing_seat(record: TableRecord, claims: Claims, seat: int | None) -> int | None:
         if seat is not None and seat >= SEATS:
-            raise Missing("SEAT_NOT_FOUND", seat=seat)
+            raise Invalid("BAD_SEAT", seat=seat)
         if claims.kind == "service":
             return seat
         if seat is not None:
@@ -248,7 +251,9 @@ class TableServicer:
             row.update(timer_kind=timer.kind, timer_due_us=timer.due_us)
         response = table_pb2.CreateTableResponse(table=table_message(record, None))
         created = await self.store.create(
-            row, (claims.subject, "CreateTable", request.request_id, response.SerializeToString())
+            row,
+            (claims.subject, "CreateTable", request.request_id, response.SerializeToString()),
+            _fingerprint(request),
         )
         if not created:  # a retry raced this call and answered first
             replayed = await self._stored(claims, "CreateTable", request)
@@ -312,7 +317,7 @@ class TableServicer:
         self, request: table_pb2.SitRequest, context: Any
     ) -> bytes:
         claims = require_claims()
-        key = self._key(claims, "Sit", request.request_id)
+        key = self._key(claims, "Sit", request)
         check_id(request.table_id, "table_id")
         player_id = (
             check_id(request.player_id, "player_id") if claims.kind == "service" else claims.subject
@@ -341,7 +346,7 @@ class TableServicer:
         self, request: table_pb2.LeaveRequest, context: Any
     ) -> bytes:
         claims = require_claims()
-        key = self._key(claims, "Leave", request.request_id)
+        key = self._key(claims, "Leave", request)
         check_id(request.table_id, "table_id")
         player_id = (
             check_id(request.player_id, "player_id") if claims.kind == "service" else claims.subject
@@ -363,7 +368,7 @@ class TableServicer:
         self, request: table_pb2.SetDealSeedRequest, context: Any
     ) -> bytes:
         claims = require_claims()
-        key = self._key(claims, "SetDealSeed", request.request_id)
+        key = self._key(claims, "SetDealSeed", request)
         check_id(request.table_id, "table_id")
         seed = parse_seed(request.deal_seed, field="deal_seed").hex() if request.deal_seed else ""
         now = self.now_us()
@@ -382,7 +387,7 @@ class TableServicer:
         self, request: table_pb2.CloseTableRequest, context: Any
     ) -> bytes:
         claims = require_claims()
-        key = self._key(claims, "CloseTable", request.request_id)
+        key = self._key(claims, "CloseTable", request)
         check_id(request.table_id, "table_id")
         now = self.now_us()
         outcome = await self.core.change(
@@ -401,7 +406,7 @@ class TableServicer:
         self, request: table_pb2.StartRequest, context: Any
     ) -> bytes:
         claims = require_claims()
-        key = self._key(claims, "Start", request.request_id)
+        key = self._key(claims, "Start", request)
         check_id(request.table_id, "table_id")
         now = self.now_us()
         options = self.options
@@ -451,9 +456,9 @@ class TableServicer:
         if claims.kind == "player":
             # RATE_LIMITED; a retry (the same request id) is not counted again.
             self.act_limits.check(claims.subject, request.table_id, request.request_id)
-        key: AnswerKey = (claims.subject, "Act", request.request_id)
+        key = self._key(claims, "Act", request)
         live = await self.core.tables.get(request.table_id)
-        known = live.answers.get(key)
+        known = live.answered(key)
         if known is not None:
             return known
         if not request.actions:
@@ -643,18 +648,25 @@ class TableServicer:
     # Stored answers
 
     @staticmethod
-    def _key(claims: Claims, method: str, request_id: str) -> AnswerKey:
+    def _key(claims: Claims, method: str, request: Message) -> AnswerKey:
+        """Where the answer to ``request`` is stored, and what a retry must repeat: the
+        request without its locale (AIP-155: the id is bound to its request; the id itself is
+        part of the key, so the fingerprint may cover it and the common request is hashed
+        without a copy)."""
+        request_id = str(getattr(request, "request_id"))  # noqa: B009 (every such request)
         check_request_id(request_id)
-        return (claims.subject, method, request_id)
+        return AnswerKey(claims.subject, method, request_id, _fingerprint(request))
 
     async def _stored(self, claims: Claims, method: str, request: Any) -> bytes | None:
-        """The first answer to ``request``'s request id, if it was answered (a call about
-        another table: INVALID_ARGUMENT REQUEST_ID_REUSED)."""
+        """The first answer to ``request``'s request id, if it was answered (another request,
+        or a call about another table: INVALID_ARGUMENT REQUEST_ID_REUSED)."""
         stored = await self.store.answer(claims.subject, method, request.request_id)
         if stored is None:
             return None
-        table_id, answer = stored
-        if getattr(request, "table_id", table_id) != table_id:
+        table_id, asked, answer = stored
+        if getattr(request, "table_id", table_id) != table_id or not same_request(
+            asked, _fingerprint(request)
+        ):
             raise Invalid("REQUEST_ID_REUSED", request_id=request.request_id)
         return answer
 
@@ -664,6 +676,15 @@ def register(server: grpc.aio.Server, servicer: TableServicer) -> list[str]:
     return [
         add_servicer(server, servicer, table_pb2, "TableService", sent_as_written=SENT_AS_WRITTEN)
     ]
+
+
+def _fingerprint(request: Message) -> bytes:
+    """What a retry of ``request`` must repeat (``TableServicer._key``)."""
+    return fingerprint(request, cleared=_UNBOUND)
+
+
+#: The fields a retry may change: its language.
+_UNBOUND: Final = frozenset({"locale"})
 
 
 def _known(field: str, values: Any, known: Any) -> None:

@@ -73,13 +73,16 @@ class TableStore:
             ).first()
         return None if row is None else TableRecord.from_row(row_mapping(row))
 
-    async def answer(self, caller: str, method: str, request_id: str) -> tuple[str, bytes] | None:
-        """The table and the answer stored for a request id, if it was answered."""
+    async def answer(
+        self, caller: str, method: str, request_id: str
+    ) -> tuple[str, bytes | None, bytes] | None:
+        """The table, the fingerprint of the request answered (None: stored before they were
+        kept) and the answer stored for a request id, if it was answered."""
         async with self._read() as session:
             stored = await ANSWERS.load(session, CallKey(method, caller, request_id))
         if stored is None or stored.asked is None or stored.answer is None:
             return None
-        return stored.asked.decode(), stored.answer
+        return stored.asked.decode(), stored.fingerprint, stored.answer
 
     async def events_after(
         self, table_id: str, after: int, *, limit: int = 500, hand_id: str | None = None
@@ -161,6 +164,7 @@ class TableStore:
         self,
         row: Mapping[str, Any],
         answer: tuple[str, str, str, bytes],
+        fingerprint: bytes | None = None,
     ) -> bool:
         """Insert a new table (its row as given, its first timer included: a full table's
         start) and the answer to its request; False if the request id was answered already (by
@@ -171,7 +175,7 @@ class TableStore:
             claimed = await ANSWERS.claim(
                 session,
                 CallKey(method, caller, request_id),
-                Stored(str(row["table_id"]).encode(), response),
+                Stored(str(row["table_id"]).encode(), response, fingerprint),
             )
             if not claimed:
                 return False

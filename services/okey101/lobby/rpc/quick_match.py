@@ -48,8 +48,18 @@ class QuickMatchCalls(LobbyCalls):
             check_request_id(request.request_id)
             ticket_id = checks.identifier(request.ticket_id, "ticket_id")
             player = await self._caller()
-            status = await self.repository.queue.leave(ticket_id, player.player_id)
-            return lobby_pb2.LeaveQuickMatchResponse(ticket=ticket_message(status))
+            call = answers.once(
+                "LeaveQuickMatch",
+                f"player:{player.player_id}",
+                request,
+                lobby_pb2.LeaveQuickMatchResponse,
+            )
+
+            async def leave() -> lobby_pb2.LeaveQuickMatchResponse:
+                status = await self.repository.queue.leave(ticket_id, player.player_id)
+                return lobby_pb2.LeaveQuickMatchResponse(ticket=ticket_message(status))
+
+            return await answers.kept_after(self.database, call, leave)
 
         return await self._answer(request, context, work)
 

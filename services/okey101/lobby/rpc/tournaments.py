@@ -89,9 +89,19 @@ class TournamentCalls(LobbyCalls):
             check_request_id(request.request_id)
             tournament_id = checks.identifier(request.tournament_id, "tournament_id")
             player = await self._caller()
-            await self.repository.tournaments.register(tournament_id, player)
-            tournament = await self._tournament_message(tournament_id)
-            return lobby_pb2.RegisterForTournamentResponse(tournament=tournament)
+            call = answers.once(
+                "RegisterForTournament",
+                f"player:{player.player_id}",
+                request,
+                lobby_pb2.RegisterForTournamentResponse,
+            )
+
+            async def register() -> lobby_pb2.RegisterForTournamentResponse:
+                await self.repository.tournaments.register(tournament_id, player)
+                tournament = await self._tournament_message(tournament_id)
+                return lobby_pb2.RegisterForTournamentResponse(tournament=tournament)
+
+            return await answers.kept_after(self.database, call, register)
 
         return await self._answer(request, context, work)
 
