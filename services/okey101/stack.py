@@ -201,6 +201,41 @@ def local_stack(
                 stack.stop(name)
 
 
+def start_edge(stack: LocalStack, env: Mapping[str, str] | None = None) -> Service:
+    """Start the edge (``okey101 serve edge``) on free ports in front of ``stack``'s services
+    and wait until it is ready (``/readyz``); ``service.port`` is its HTTP port. Leaving the
+    stack stops it with the rest."""
+    port, metrics_port = free_ports(2)
+    stack.ports["edge"] = (port, metrics_port)
+    if env:
+        stack.env = {**stack.env, **env}
+    service = stack.start("edge")
+    wait_http(f"http://127.0.0.1:{port}/readyz", timeout=60, process=service.process)
+    return service
+
+
+def wait_http(
+    url: str, timeout: float = 30.0, process: subprocess.Popen[bytes] | None = None
+) -> None:
+    """Until ``url`` answers 200 (the edge's ``/readyz``)."""
+    import urllib.error
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=1) as answer:
+                if answer.status == 200:
+                    return
+        except (OSError, urllib.error.URLError):
+            pass
+        if process is not None and process.poll() is not None:
+            raise TimeoutError(f"{url}: the process exited ({process.returncode})")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{url} did not answer within {timeout} s")
+        time.sleep(0.1)
+
+
 async def _wait_all(stack: LocalStack, timeout: float) -> None:
     for service in stack.services.values():
         try:

@@ -16,7 +16,7 @@ import sys
 import time
 
 from okey101.cli.command import PROG, CommandError, Commands
-from okey101.services import SERVED_BY, SERVICES, built_services
+from okey101.services import EDGE, SERVED_BY, SERVICES, built_services
 
 
 def add_serve(commands: Commands) -> None:
@@ -26,7 +26,7 @@ def add_serve(commands: Commands) -> None:
         description="Run one service until SIGTERM or Ctrl-C: okey101 serve rules --port 50054.",
         add_help=False,
     )
-    parser.add_argument("service", metavar="SERVICE", help=f"one of: {', '.join(SERVICES)}")
+    parser.add_argument("service", metavar="SERVICE", help=f"one of: {', '.join(SERVICES)}, {EDGE}")
     parser.add_argument("flags", nargs=argparse.REMAINDER, help="the service's own flags")
     parser.set_defaults(handler=_serve)
 
@@ -40,9 +40,9 @@ def _serve(args: argparse.Namespace) -> int:
     from okey101.services import serving
 
     name: str = args.service
-    if name not in SERVICES:
-        raise CommandError(f"there is no service called '{name}': {', '.join(SERVICES)}")
-    if name not in built_services():
+    if name not in (*SERVICES, EDGE):
+        raise CommandError(f"there is no service called '{name}': {', '.join(SERVICES)}, {EDGE}")
+    if name != EDGE and name not in built_services():
         raise CommandError(f"the {name} service is not built yet")
     parser = argparse.ArgumentParser(
         prog=f"{PROG} serve {name}", description=SERVED_BY[name].description
@@ -62,7 +62,8 @@ def add_up(commands: Commands) -> None:
         "up",
         help="start every service that exists on its default ports (SQLite under ./var/)",
         description="Start every built service as a process of its own on its default port "
-        "(lobby 50051, table 50052, scoring 50053, rules 50054, bot 50055), wait until each "
+        "(lobby 50051, table 50052, scoring 50053, rules 50054, bot 50055), then the edge (HTTP "
+        "8080: Connect and gRPC-Web), wait until each "
         "reports SERVING, and print where each listens. Ctrl-C (or SIGTERM) stops them all "
         "gracefully.",
     )
@@ -72,7 +73,7 @@ def add_up(commands: Commands) -> None:
 
 def _up(args: argparse.Namespace) -> int:
     from okey101.platform.config import SERVICE_PORTS
-    from okey101.stack import wait_serving_sync
+    from okey101.stack import wait_http, wait_serving_sync
 
     names = built_services()
     if not names:
@@ -98,10 +99,18 @@ def _up(args: argparse.Namespace) -> int:
         for name, _child in children:
             port, _metrics = SERVICE_PORTS[name]
             wait_serving_sync(f"127.0.0.1:{port}", timeout=60)
-        print("okey101 up: serving (gRPC, metrics):")
-        for name, _child in children:
+        # The edge last, in front of them: Connect and gRPC-Web for browsers and curl.
+        edge_port, edge_metrics = SERVICE_PORTS[EDGE]
+        command = [sys.executable, "-m", "okey101.cli", "serve", EDGE]
+        edge = subprocess.Popen([*command, "--var-dir", args.var_dir], env=local_env)
+        children.append((EDGE, edge))
+        wait_http(f"http://127.0.0.1:{edge_port}/readyz", timeout=60, process=edge)
+        print("okey101 up: serving (gRPC or HTTP, metrics):")
+        for name in names:
             port, metrics = SERVICE_PORTS[name]
             print(f"  {name:<8} 127.0.0.1:{port}   http://127.0.0.1:{metrics}/metrics")
+        print(f"  {EDGE:<8} http://127.0.0.1:{edge_port}   http://127.0.0.1:{edge_metrics}/metrics")
+        print("           (Connect and gRPC-Web, for browsers and curl: docs/edge.md)")
         if "lobby" in names:
             print("  the lobby's JWKS: http://127.0.0.1:9106/.well-known/jwks.json")
         missing = [name for name in SERVICES if name not in names]
@@ -109,6 +118,12 @@ def _up(args: argparse.Namespace) -> int:
             print(f"  not built yet: {', '.join(missing)}")
         if "lobby" in names and "table" in names:
             print("Play in another terminal: .venv/bin/okey101 play  (okey101 play --help)")
+        if "lobby" in names:
+            print(
+                "Try: curl -s -H 'Content-Type: application/json' -d "
+                '\'{"requestId":"r1","deviceId":"my-device-1","displayName":"Ayla"}\' '
+                f"http://127.0.0.1:{edge_port}/okey.v1.LobbyService/LoginGuest"
+            )
         print("Ctrl-C stops them all.", flush=True)
         while not stopping:
             for name, child in children:

@@ -29,6 +29,8 @@ SERVICE_PORTS: Mapping[str, tuple[int, int]] = {
     "scoring": (50053, 9103),
     "rules": (50054, 9104),
     "bot": (50055, 9105),
+    # The edge (okey101.edge): Connect and gRPC-Web over HTTP for browsers, not gRPC's port.
+    "edge": (8080, 9107),
 }
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -76,6 +78,10 @@ class Settings:
     login_limit_per_minute: int = 10
     host_table_limit_per_minute: int = 10
     quick_match_limit_per_minute: int = 20
+    # The edge's own: origins a browser may call it from (local mode adds localhost's), and the
+    # web client's built files it serves at / (when the directory exists).
+    cors_origins: tuple[str, ...] = ()
+    web_dir: Path = Path("web/dist")
 
     def replace(self, **changes: object) -> Settings:
         """A copy with some settings changed (tests use port 0 and short drains)."""
@@ -140,6 +146,12 @@ SETTINGS: tuple[_Spec, ...] = (
         "--quick-match-limit-per-minute",
         "lobby: JoinQuickMatch calls a minute per player (default 20)",
     ),
+    _Spec(
+        "cors_origins",
+        "--cors-origins",
+        "edge: comma-separated origins browsers may call from (local mode adds localhost)",
+    ),
+    _Spec("web_dir", "--web-dir", "edge: the web client's built files, served at / (web/dist)"),
 )
 
 #: The services one service may call, by name: the ``<name>_address`` settings.
@@ -224,6 +236,10 @@ def load_settings(
         login_limit_per_minute=_count("login_limit_per_minute", raw, 10),
         host_table_limit_per_minute=_count("host_table_limit_per_minute", raw, 10),
         quick_match_limit_per_minute=_count("quick_match_limit_per_minute", raw, 20),
+        cors_origins=tuple(
+            origin.strip() for origin in (raw("cors_origins") or "").split(",") if origin.strip()
+        ),
+        web_dir=Path(raw("web_dir") or "web/dist"),
     )
     if settings.jwks_url and settings.jwks_file:
         raise ConfigError("set jwks_url or jwks_file, not both")
