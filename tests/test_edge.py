@@ -112,6 +112,15 @@ def test_connect_json_login_and_an_authorised_call(edge: tuple[LocalStack, int])
     assert answer["player"]["playerId"] == player_id
 
 
+def test_the_connect_prefix_serves_the_same_rpcs(edge: tuple[LocalStack, int]) -> None:
+    _stack, port = edge
+    status, answer = _json(port, "/connect/okey.v1.LobbyService/GetJwks", {})
+    assert status == 200, answer
+    assert answer["keys"]
+    status, _answer = _json(port, "/connect/okey.v1.BotService/NextStep", {})
+    assert status == 404
+
+
 def test_connect_binary(edge: tuple[LocalStack, int]) -> None:
     _stack, port = edge
     request = lobby_pb2.LoginGuestRequest(

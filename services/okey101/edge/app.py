@@ -2,10 +2,10 @@
 
 Paths, in order:
 
-- ``/okey.v1.<Service>/<Method>``: a public RPC (``routes.PUBLIC``) as Connect (JSON or binary,
-  unary over POST or GET, streams in Connect's envelopes), gRPC-Web and gRPC, by the request's
-  content type (the ``connectrpc`` package's ASGI application). Any other RPC path, an internal
-  one included, is 404.
+- ``/okey.v1.<Service>/<Method>`` (also under ``/connect/``): a public RPC (``routes.PUBLIC``)
+  as Connect (JSON or binary, unary over POST or GET, streams in Connect's envelopes), gRPC-Web
+  and gRPC, by the request's content type (the ``connectrpc`` package's ASGI application). Any
+  other RPC path, an internal one included, is 404.
 - ``/healthz`` (alive) and ``/readyz`` (ready: 503 from the start of a drain), for probes.
 - anything else: a file of the web client's built directory (``index.html`` for ``/`` and for a
   path that is not a file: the client routes it), or a short page when there is none.
@@ -62,6 +62,10 @@ EXPOSED_HEADERS: Final = (
     "connect-accept-encoding",
     "content-encoding",
 )
+#: The RPCs are also served under this prefix (``/connect/okey.v1.LobbyService/LoginGuest``): in
+#: a cluster the ingress sends ``/okey.v1.*`` on the API's host to the services' gRPC, so a
+#: browser on that host uses ``baseUrl: "https://HOST/connect"``.
+CONNECT_PREFIX: Final = "/connect"
 #: How long a browser may keep a preflight's answer (seconds).
 PREFLIGHT_MAX_AGE: Final = 7200
 _LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
@@ -153,6 +157,9 @@ class EdgeApp:
         if scope["method"] == "OPTIONS":
             await self._preflight(send, origin, headers)
             return
+        if path.startswith(CONNECT_PREFIX + "/okey.v1."):
+            path = path.removeprefix(CONNECT_PREFIX)
+            scope = {**scope, "path": path, "raw_path": path.encode()}
         if path.startswith("/okey.v1."):
             await self._rpc(scope, receive, _with_cors(send, origin))
         elif path == "/healthz":
