@@ -381,3 +381,72 @@ def test_health_metrics_and_static(edge: tuple[LocalStack, int]) -> None:
         r'grpc_service="okey.v1.LobbyService",grpc_type="unary"\} [1-9]',
         text,
     ), text[:2000]
+
+
+def test_a_drain_ends_open_streams_with_unavailable_and_exits_0(
+    edge: tuple[LocalStack, int], tmp_path: Any
+) -> None:
+    """SIGTERM: /readyz turns 503 while calls are still answered, then an open WatchTable
+    stream ends with unavailable (SERVER_SHUTTING_DOWN: reconnect), and the process exits 0."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from okey101.stack import free_ports, wait_http
+
+    stack, shared_port = edge
+    login = _login(shared_port)
+    _status, hosted = _json(
+        shared_port,
+        "/okey.v1.LobbyService/HostTable",
+        {"requestId": str(uuid.uuid4()), "name": "drain", "hostSeat": 0},
+        Authorization=_bearer(login),
+    )
+    table_id = hosted["table"]["tableId"]
+    port, metrics_port = free_ports(2)
+    env = {**stack.env, "OKEY_DRAIN_SECONDS": "1.5"}
+    command = [sys.executable, "-m", "okey101.cli", "serve", "edge"]
+    command += ["--port", str(port), "--metrics-port", str(metrics_port)]
+    with open(tmp_path / "edge.log", "wb") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/readyz", timeout=60, process=process)
+        request = json.dumps({"tableId": table_id, "seat": 0, "startWithView": True}).encode()
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+        connection.request(
+            "POST",
+            "/okey.v1.TableService/WatchTable",
+            body=struct.pack(">BI", 0, len(request)) + request,
+            headers={
+                "Content-Type": "application/connect+json",
+                "Authorization": _bearer(login),
+                "Accept-Language": "tr",
+            },
+        )
+        answer = connection.getresponse()
+        flags, length = struct.unpack(">BI", answer.read(5))
+        assert flags == 0 and json.loads(answer.read(length))["view"]["tableId"] == table_id
+        process.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        probe = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        probe.request("GET", "/readyz")
+        assert probe.getresponse().status == 503
+        probe.close()
+        status, _answer = _json(port, "/okey.v1.LobbyService/GetJwks", {})
+        assert status == 200, "calls are still answered while draining"
+        while True:  # events may come first; the stream's end carries the error
+            flags, length = struct.unpack(">BI", answer.read(5))
+            body = json.loads(answer.read(length))
+            if flags & 0x02:
+                break
+        connection.close()
+        assert body["error"]["code"] == "unavailable"
+        raw = body["error"]["details"][0]["value"]
+        info = error_details_pb2.ErrorInfo.FromString(base64.b64decode(raw + "=" * (-len(raw) % 4)))
+        assert info.reason == "SERVER_SHUTTING_DOWN"
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

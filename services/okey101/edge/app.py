@@ -51,6 +51,7 @@ ALLOWED_HEADERS: Final = (
     "x-grpc-web",
     "x-user-agent",
     "x-request-id",
+    "x-okey-table-id",
     "traceparent",
     "tracestate",
 )

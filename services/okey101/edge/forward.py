@@ -50,6 +50,7 @@ FORWARDED_HEADERS: Final = (
     "traceparent",
     "tracestate",
     "x-request-id",
+    "x-okey-table-id",
 )
 
 #: The proto modules holding each service's descriptor.
