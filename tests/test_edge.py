@@ -405,13 +405,20 @@ def test_a_drain_ends_open_streams_with_unavailable_and_exits_0(
     )
     table_id = hosted["table"]["tableId"]
     port, metrics_port = free_ports(2)
-    env = {**stack.env, "OKEY_DRAIN_SECONDS": "1.5"}
+    env = {**stack.env, "OKEY_DRAIN_SECONDS": "1.5", "OKEY_LOG_LEVEL": "info"}
     command = [sys.executable, "-m", "okey101.cli", "serve", "edge"]
     command += ["--port", str(port), "--metrics-port", str(metrics_port)]
     with open(tmp_path / "edge.log", "wb") as log:
         process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_http(f"http://127.0.0.1:{port}/readyz", timeout=60, process=process)
+        logged_id = str(uuid.uuid4())
+        status, _answer = _json(
+            port,
+            "/okey.v1.LobbyService/LoginGuest",
+            {"requestId": logged_id, "deviceId": f"edge-{uuid.uuid4()}", "displayName": "Log"},
+        )
+        assert status == 200
         request = json.dumps({"tableId": table_id, "seat": 0, "startWithView": True}).encode()
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
         connection.request(
@@ -446,6 +453,13 @@ def test_a_drain_ends_open_streams_with_unavailable_and_exits_0(
         info = error_details_pb2.ErrorInfo.FromString(base64.b64decode(raw + "=" * (-len(raw) % 4)))
         assert info.reason == "SERVER_SHUTTING_DOWN"
         assert process.wait(timeout=30) == 0
+        # One structured line a call, with the request's id, never a token.
+        lines = [json.loads(line) for line in (tmp_path / "edge.log").read_text().splitlines()]
+        (login_line,) = [line for line in lines if line.get("request_id") == logged_id]
+        assert login_line["event"] == "rpc" and login_line["code"] == "OK"
+        assert login_line["method"] == "/okey.v1.LobbyService/LoginGuest"
+        assert "eyJ" not in (tmp_path / "edge.log").read_text()
+        assert any(line["event"] == "stopped" for line in lines)
     finally:
         if process.poll() is None:
             process.kill()

@@ -42,6 +42,7 @@ from okey101.platform.errors import (
     rich_status,
     status_code_of,
 )
+from okey101.platform.logs import ids_of
 
 #: Request headers passed on to the service as gRPC metadata.
 FORWARDED_HEADERS: Final = (
@@ -167,12 +168,19 @@ class Forwarder:
         sent = metrics.MSG_SENT.labels(kind, service, method)
         log = self._log
 
-        def finish(began: float, code: str) -> None:
+        def finish(began: float, code: str, request: Any) -> None:
             elapsed = time.perf_counter() - began
             metrics.HANDLED.labels(kind, service, method, code).inc()
             seconds.observe(elapsed)
             level = log.error if code in ("INTERNAL", "UNKNOWN", "DATA_LOSS") else log.info
-            level("rpc", method=path, code=code, duration_ms=round(elapsed * 1000, 3))
+            # The request's ids (request_id, table_id, hand_id), as the services log them.
+            level(
+                "rpc",
+                method=path,
+                code=code,
+                duration_ms=round(elapsed * 1000, 3),
+                **ids_of(request),
+            )
 
         def call_options(ctx: RequestContext[Any, Any]) -> dict[str, Any]:
             headers = ctx.request_headers
@@ -206,7 +214,7 @@ class Forwarder:
                     code = "CANCELLED"
                     raise
                 finally:
-                    finish(began, code)
+                    finish(began, code, request)
 
             return Endpoint.unary(info, forward_unary)
 
@@ -250,7 +258,7 @@ class Forwarder:
             finally:
                 draining.cancel()
                 call.cancel()
-                finish(began, code)
+                finish(began, code, request)
 
         return Endpoint.server_stream(info, forward_stream)
 
