@@ -214,6 +214,54 @@ def test_connect_error_details_decode(edge: tuple[LocalStack, int]) -> None:
     assert localized.message == answer["message"]
 
 
+@pytest.mark.parametrize("protocol", ["CONNECT", "GRPC_WEB"])
+def test_the_official_connect_client_gets_the_answer_and_the_error_details(
+    edge: tuple[LocalStack, int], protocol: str
+) -> None:
+    """connectrpc's own client (Connect and gRPC-Web, google.protobuf messages): an answer, then
+    an error whose code, sentence and ErrorInfo the client decodes."""
+    from connectrpc.client import ConnectClientSync
+    from connectrpc.code import Code
+    from connectrpc.compat import google_protobuf_binary_codec
+    from connectrpc.errors import ConnectError
+    from connectrpc.protocol import ProtocolType
+
+    from okey101.edge.forward import Forwarder
+
+    _stack, port = edge
+    methods = {
+        path: endpoint.method
+        for path, endpoint in Forwarder({}, None, None).endpoints().items()
+    }
+    with ConnectClientSync(
+        f"http://127.0.0.1:{port}",
+        codec=google_protobuf_binary_codec(),
+        protocol=ProtocolType[protocol],
+    ) as client:
+        answer = client.execute_unary(
+            request=lobby_pb2.LoginGuestRequest(
+                request_id=str(uuid.uuid4()), device_id=f"edge-{uuid.uuid4()}", display_name="Can"
+            ),
+            method=methods["/okey.v1.LobbyService/LoginGuest"],
+        )
+        assert answer.player.display_name == "Can"
+        with pytest.raises(ConnectError) as raised:
+            client.execute_unary(
+                request=lobby_pb2.GetPlayerRequest(player_id=answer.player.player_id),
+                method=methods["/okey.v1.LobbyService/GetPlayer"],
+                headers={"authorization": "Bearer not-a-token", "accept-language": "tr"},
+            )
+    error = raised.value
+    assert error.code is Code.UNAUTHENTICATED
+    by_type = {detail.type_name: detail.message_bytes for detail in error.details}
+    info = error_details_pb2.ErrorInfo.FromString(by_type["google.rpc.ErrorInfo"])
+    assert info.reason.startswith("TOKEN_")
+    localized = error_details_pb2.LocalizedMessage.FromString(
+        by_type["google.rpc.LocalizedMessage"]
+    )
+    assert localized.locale.startswith("tr") and localized.message == error.message
+
+
 def test_a_server_stream_over_http_1_1(edge: tuple[LocalStack, int]) -> None:
     _stack, port = edge
     login = _login(port)
