@@ -72,7 +72,8 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "TABLE_CONTENDED": {
         "en": "The table kept changing while your request was being applied: look at it again "
         "and retry.",
-        "tr": "İsteğiniz uygulanırken masa sürekli değişti: masaya yeniden bakıp tekrar deneyin.",
+        "tr": "İsteğiniz uygulanırken masa sürekli değişti: masaya yeniden bakıp tekrar "
+        "deneyin.",
     },
     "HAND_NOT_IN_PLAY": {
         "en": "No hand is in play at this table just now; the next one is being dealt.",

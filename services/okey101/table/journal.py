@@ -489,9 +489,8 @@ class PostgresJournal(TableJournal):
                     _PG_MOVES, values["hand_id"], values["snapshot_sequence"]
                 )
                 moves = tuple(
-                    MoveRow(
-                        m["sequence"], m["action_index"], m["seat"], bytes(m["action"]), m["source"]
-                    )
+                    MoveRow(m["sequence"], m["action_index"], m["seat"], bytes(m["action"]),
+                            m["source"])
                     for m in found
                 )
             return Snapshot(values, moves)
@@ -610,14 +609,8 @@ def _sqlite_statements(connection: sqlite3.Connection, write: Write) -> None:
             connection.execute(
                 "INSERT INTO table_requests (caller, method, request_id, table_id, response,"
                 " created_us) VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    answer.caller,
-                    answer.method,
-                    answer.request_id,
-                    write.table_id,
-                    answer.response,
-                    write.now_us,
-                ),
+                (answer.caller, answer.method, answer.request_id, write.table_id,
+                 answer.response, write.now_us),
             )
         except sqlite3.IntegrityError:
             stored = connection.execute(
@@ -634,16 +627,8 @@ def _sqlite_statements(connection: sqlite3.Connection, write: Write) -> None:
             " public, private_0, private_1, private_2, private_3)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (
-                    write.table_id,
-                    e.sequence,
-                    e.state_version,
-                    e.kind,
-                    e.hand_id,
-                    write.now_us,
-                    e.public,
-                    *e.private,
-                )
+                (write.table_id, e.sequence, e.state_version, e.kind, e.hand_id, write.now_us,
+                 e.public, *e.private)
                 for e in write.events
             ],
         )
@@ -652,15 +637,8 @@ def _sqlite_statements(connection: sqlite3.Connection, write: Write) -> None:
             "INSERT INTO table_moves (hand_id, sequence, action_index, seat, action, source,"
             " time_us) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
-                (
-                    write.hand_id,
-                    m.sequence,
-                    m.action_index,
-                    m.seat,
-                    m.action,
-                    m.source,
-                    write.now_us,
-                )
+                (write.hand_id, m.sequence, m.action_index, m.seat, m.action, m.source,
+                 write.now_us)
                 for m in write.moves
             ],
         )
@@ -670,20 +648,9 @@ def _sqlite_statements(connection: sqlite3.Connection, write: Write) -> None:
             "INSERT INTO table_hands (hand_id, table_id, match_id, hand_number, dealer,"
             " rules_version, server_seed, commitment, player_seeds, deck, seats, started_us)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                start.hand_id,
-                write.table_id,
-                start.match_id,
-                start.hand_number,
-                start.dealer,
-                start.rules_version,
-                start.server_seed,
-                start.commitment,
-                start.player_seeds,
-                start.deck,
-                start.seats,
-                write.now_us,
-            ),
+            (start.hand_id, write.table_id, start.match_id, start.hand_number, start.dealer,
+             start.rules_version, start.server_seed, start.commitment, start.player_seeds,
+             start.deck, start.seats, write.now_us),
         )
     if write.hand_end is not None:
         end = write.hand_end

@@ -222,7 +222,9 @@ class LiveTables:
         known = live.events[-1].sequence if live.events else live.record.last_sequence
         missing: list[EventRow] = []
         if record.last_sequence > known and live.watchers:
-            missing = await self.store.events_after(live.table_id, known, limit=EVENTS_KEPT)
+            missing = await self.store.events_after(
+                live.table_id, known, limit=EVENTS_KEPT
+            )
         live.replace(record, state, deal, missing)
 
     async def fresh(self, live: LiveTable) -> None:

@@ -25,9 +25,9 @@ from okey101.table.views import hand_live, table_message
 Answer = tuple[str, str, str]
 
 
-def _answer(
-    key: Answer, respond: Callable[[Sealed], bytes]
-) -> tuple[str, str, str, Callable[[Sealed], bytes]]:
+def _answer(key: Answer, respond: Callable[[Sealed], bytes]) -> tuple[
+    str, str, str, Callable[[Sealed], bytes]
+]:
     return (*key, respond)
 
 
