@@ -59,8 +59,9 @@ COPY --from=build /opt/okey101 /opt/okey101
 WORKDIR /tmp
 USER 10001:10001
 
-# gRPC: lobby 50051, table 50052, scoring 50053, rules 50054, bot 50055; metrics 9101-9105.
-EXPOSE 50051 50052 50053 50054 50055 9101 9102 9103 9104 9105
+# gRPC: lobby 50051, table 50052, scoring 50053, rules 50054, bot 50055; the edge: HTTP 8080;
+# metrics 9101-9105, the edge's 9107.
+EXPOSE 50051 50052 50053 50054 50055 8080 9101 9102 9103 9104 9105 9107
 
 ENTRYPOINT ["okey101"]
 CMD ["--help"]

@@ -93,6 +93,7 @@ bench: install
 	$(BIN)/okey101 bench solver --hands 20000 --json
 	$(BIN)/okey101 bench engine --hands 10000 --json
 	$(BIN)/okey101 bench rules --seconds 10 --concurrency 8 --json
+	$(BIN)/okey101 bench edge --calls 2000 --json
 	$(BIN)/okey101 bench bots --deals 2000 --candidate hard --reference normal --json
 	$(BIN)/okey101 bench bots --deals 2000 --candidate normal --reference easy --json
 	$(BIN)/okey101 bench bots --deals 2000 --candidate easy --reference random --json

@@ -78,6 +78,10 @@ BACKENDS = {
     "ScoringService": "scoring",
     "BotService": "bot",
 }
+#: The edge (docs/edge.md): HTTP for browsers, from the ingress; it calls the public services.
+EDGE = "edge"
+EDGE_CALLS = {(EDGE, "lobby"), (EDGE, "table"), (EDGE, "scoring"), (EDGE, "rules")}
+SERVING = (*SERVICES, EDGE)
 
 
 # --------------------------------------------------------------------------------------------
@@ -342,7 +346,7 @@ def test_custom_resources_refer_to_what_exists(
     ]
     assert sorted(
         service["metadata"]["labels"]["app.kubernetes.io/name"] for service in scraped
-    ) == sorted(SERVICES), "each service is scraped through exactly one Service"
+    ) == sorted(SERVING), "each service is scraped through exactly one Service"
 
     (rule,) = _of(prod, "PrometheusRule")
     alerts = [entry for group in rule["spec"]["groups"] for entry in group["rules"]]
@@ -443,7 +447,7 @@ def test_every_okey101_container_runs_a_real_command(
             assert container["command"] == ["okey101"], workload["metadata"]["name"]
             args = build_parser().parse_args(container["args"])
             assert args.command in ("serve", "migrate")
-            assert args.service in SERVICES
+            assert args.service in SERVING
             images.add(container["image"])
     assert len(images) == 1
     (image,) = images
@@ -458,10 +462,22 @@ def test_every_serving_container_has_grpc_probes_on_its_own_port(
 ) -> None:
     objects = rendered[overlay]
     serving = _serving(objects)
-    assert sorted(serving) == sorted(SERVICES)
+    assert sorted(serving) == sorted(SERVING)
     for service, (deployment, container) in serving.items():
         assert deployment["metadata"]["name"] == service
         ports = {port["name"]: port["containerPort"] for port in container["ports"]}
+        if service == EDGE:  # HTTP: /readyz turns 503 on SIGTERM, /healthz is the process
+            assert ports == {"http": SERVICE_PORTS[EDGE][0], "metrics": SERVICE_PORTS[EDGE][1]}
+            for probe, path in (
+                ("startupProbe", "/readyz"),
+                ("readinessProbe", "/readyz"),
+                ("livenessProbe", "/healthz"),
+            ):
+                assert container[probe]["httpGet"] == {"path": path, "port": "http"}, probe
+            readiness = container["readinessProbe"]
+            drain = float(_env_value(objects, container, "OKEY_DRAIN_SECONDS") or 0)
+            assert readiness["periodSeconds"] * readiness["failureThreshold"] < drain
+            continue
         assert ports == {"grpc": SERVICE_PORTS[service][0], "metrics": SERVICE_PORTS[service][1]}
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             grpc_probe = container[probe]["grpc"]
@@ -500,7 +516,7 @@ def test_each_service_reads_the_settings_the_design_wants(
     objects = rendered[overlay]
     known = {f"OKEY_{spec.name.upper()}" for spec in SETTINGS}
     known |= {
-        f"OKEY_{service.upper()}_{spec.name.upper()}" for service in SERVICES for spec in SETTINGS
+        f"OKEY_{service.upper()}_{spec.name.upper()}" for service in SERVING for spec in SETTINGS
     }
     # The table's own knobs (TableOptions: OKEY_TABLE_BOT_MOVE_SECONDS, ...).
     known |= {f"OKEY_TABLE_{knob.name.upper()}" for knob in dataclasses.fields(TableOptions)}
@@ -514,6 +530,11 @@ def test_each_service_reads_the_settings_the_design_wants(
         assert settings.log_format == "json"
         assert settings.host in ("0.0.0.0", "[::]")
         mounts = _mounted_files(objects, deployment, container)
+        if service == EDGE:  # it verifies nothing: the services behind it do
+            assert not _mounted_files(objects, deployment, container), service
+            assert "OKEY_DATABASE_URL" not in env
+            assert _writable(deployment, container, settings.var_dir), service
+            continue
         # Every service verifies tokens with the JWKS of a mounted Secret.
         assert settings.jwks_file is not None and settings.jwks_url is None
         assert str(settings.jwks_file) in mounts, service
@@ -711,7 +732,7 @@ def test_the_ingress_routes_the_frontends_calls_over_tls_and_no_internal_one(
     rendered: dict[str, list[dict[str, Any]]], overlay: str
 ) -> None:
     objects = rendered[overlay]
-    ingresses = _of(objects, "Ingress")
+    ingresses = [i for i in _of(objects, "Ingress") if i["metadata"]["name"] != "okey101-web"]
     assert len(ingresses) == 2
     hosts = set()
     for ingress in ingresses:
@@ -789,6 +810,40 @@ def test_the_route_check_sees_an_internal_call_routed() -> None:
     assert ("ScoringService", "RecordHand") in routes
     assert ("ScoringService", "GetScoreSheet") in routes
     assert ("ScoringServiceX", "Nothing") not in routes
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_web_ingress_sends_browsers_to_the_edge_on_the_same_host(
+    rendered: dict[str, list[dict[str, Any]]], overlay: str
+) -> None:
+    """/ (the web client) and /connect (Connect, gRPC-Web) go to the edge over HTTP, on the API's
+    host: the gRPC routes' longer prefixes stay theirs."""
+    objects = rendered[overlay]
+    (web,) = [i for i in _of(objects, "Ingress") if i["metadata"]["name"] == "okey101-web"]
+    annotations = web["metadata"]["annotations"]
+    assert annotations["nginx.ingress.kubernetes.io/backend-protocol"] == "HTTP"
+    assert annotations["nginx.ingress.kubernetes.io/ssl-redirect"] == "true"
+    assert int(annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 600
+    (rule,) = web["spec"]["rules"]
+    (tls,) = web["spec"]["tls"]
+    assert tls["hosts"] == [rule["host"]]
+    hosts = {i["spec"]["rules"][0]["host"] for i in _of(objects, "Ingress")}
+    assert hosts == {rule["host"]}
+    paths = {path["path"]: path for path in rule["http"]["paths"]}
+    assert set(paths) == {"/", "/connect"}
+    for path in paths.values():
+        assert path["pathType"] == "Prefix"
+        assert path["backend"]["service"] == {"name": EDGE, "port": {"name": "http"}}
+    service = _named(objects, "Service", EDGE)
+    assert service["spec"].get("clusterIP") != "None"
+    assert {port["name"] for port in service["spec"]["ports"]} == {"http", "metrics"}
+    from okey101.edge.app import CONNECT_PREFIX
+
+    assert CONNECT_PREFIX == "/connect"
+
+
+def _protos() -> str:
+    return "\n".join(path.read_text() for path in (ROOT / "protos" / "okey" / "v1").glob("*.proto"))
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
@@ -1095,7 +1150,7 @@ def test_network_policies_allow_exactly_what_the_design_needs(
     migrations = [
         p for p in pods.values() if p.labels.get("app.kubernetes.io/component") == "migration"
     ]
-    assert sorted(servers) == sorted(SERVICES) and len(migrations) == 3
+    assert sorted(servers) == sorted(SERVING) and len(migrations) == 3
 
     # Every pod of ours is under a deny-by-default policy both ways.
     for pod in pods.values():
@@ -1110,18 +1165,17 @@ def test_network_policies_allow_exactly_what_the_design_needs(
     for caller, source in servers.items():
         for callee, target in servers.items():
             grpc, metrics = SERVICE_PORTS[callee]
-            needed = (caller, callee) in CALLS
+            needed = (caller, callee) in CALLS | EDGE_CALLS
             assert policies.egress(source, target, grpc) == needed, f"{caller} sends to {callee}"
             assert policies.ingress(source, target, grpc) == needed, f"{callee} takes {caller}"
-            assert policies.allowed(source, target, grpc) == ((caller, callee) in CALLS), (
-                f"{caller} -> {callee}"
-            )
+            assert policies.allowed(source, target, grpc) == needed, f"{caller} -> {callee}"
             assert not policies.allowed(source, target, metrics), f"{caller} -> {callee} metrics"
 
     # Clients, through the ingress controller: lobby and table only. Prometheus: metrics only.
     for service, pod in servers.items():
         grpc, metrics = SERVICE_PORTS[service]
-        assert policies.allowed(OUTSIDE["ingress-nginx"], pod, grpc) == (service in PUBLIC_SERVICES)
+        public = PUBLIC_SERVICES | {EDGE}
+        assert policies.allowed(OUTSIDE["ingress-nginx"], pod, grpc) == (service in public)
         assert not policies.allowed(OUTSIDE["ingress-nginx"], pod, metrics)
         assert policies.allowed(OUTSIDE["prometheus"], pod, metrics), service
         assert not policies.allowed(OUTSIDE["prometheus"], pod, grpc), service

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 #: The services, in the order ``okey101 up`` starts them (the lobby last: it calls the others).
 SERVICES: Final = ("rules", "bot", "scoring", "table", "lobby")
 
+#: The edge: not a gRPC service of its own but the HTTP front of the public ones (Connect,
+#: gRPC-Web); ``okey101 serve edge`` runs it like a service, ``okey101 up`` starts it last.
+EDGE: Final = "edge"
+
 #: A service's serving coroutine: serves until SIGTERM or SIGINT, then drains and stops.
 Serving = Callable[["Settings"], Coroutine[Any, Any, None]]
 
@@ -64,6 +68,12 @@ SERVED_BY: Final[Mapping[str, Served]] = {
         "Serve okey.v1.LobbyService (players, tokens, tables, quick match, tournaments) over "
         "its own database.",
     ),
+    "edge": Served(
+        "okey101.edge.service",
+        "serve_edge",
+        "Serve every public RPC of the lobby, table, rules and scoring services as Connect and "
+        "gRPC-Web over HTTP (for browsers), forwarding each call to its service over gRPC.",
+    ),
 }
 
 
@@ -86,4 +96,4 @@ def serving(name: str) -> Serving:
     return cast(Serving, getattr(importlib.import_module(served.module), served.function))
 
 
-__all__ = ["SERVED_BY", "SERVICES", "Served", "Serving", "built_services", "serving"]
+__all__ = ["EDGE", "SERVED_BY", "SERVICES", "Served", "Serving", "built_services", "serving"]

@@ -44,39 +44,45 @@ FAST: Mapping[str, str] = {
 
 #: How many ports ``okey101 up --base-port P`` takes from P on: each service's gRPC port (P to
 #: P+4, in ``SERVICE_PORTS``' order: lobby, table, scoring, rules, bot), then their metrics ports
-#: (P+5 to P+9), then the lobby's JWKS port (P+10).
-UP_PORTS: Final = 11
+#: (P+5 to P+9), then the lobby's JWKS port (P+10), then the edge's HTTP and metrics ports (P+11,
+#: P+12).
+UP_PORTS: Final = 13
 
 
 @dataclass(frozen=True)
 class UpPorts:
-    """Where ``okey101 up`` starts each service: its (gRPC, metrics) ports, the lobby's JWKS."""
+    """Where ``okey101 up`` starts each service: its (gRPC, metrics) ports, the lobby's JWKS,
+    and the edge's (HTTP, metrics) ports."""
 
     services: dict[str, tuple[int, int]]
     jwks: int
+    edge: tuple[int, int]
     #: Whether these are other ports than the defaults (then each service is told its peers').
     moved: bool
 
     @classmethod
     def of(cls, base: int | None) -> UpPorts:
-        """The defaults (``base`` None), or ``UP_PORTS`` consecutive ports from ``base``."""
+        """The defaults (``base`` None), or ``UP_PORTS`` consecutive ports from ``base``: the
+        services' gRPC ports, their metrics, the JWKS, then the edge's HTTP and metrics."""
         from okey101.platform.config import SERVICE_PORTS
 
+        grpc_services = {name: ports for name, ports in SERVICE_PORTS.items() if name != "edge"}
         if base is None:
-            return cls(dict(SERVICE_PORTS), 9106, moved=False)
+            return cls(dict(grpc_services), 9106, SERVICE_PORTS["edge"], moved=False)
         if not 1024 <= base <= 65535 - UP_PORTS + 1:
             raise ValueError(f"a base port is 1024 to {65535 - UP_PORTS + 1}, not {base}")
-        count = len(SERVICE_PORTS)
+        count = len(grpc_services)
         services = {
-            name: (base + index, base + count + index) for index, name in enumerate(SERVICE_PORTS)
+            name: (base + index, base + count + index) for index, name in enumerate(grpc_services)
         }
-        return cls(services, base + 2 * count, moved=True)
+        jwks = base + 2 * count
+        return cls(services, jwks, (jwks + 1, jwks + 2), moved=True)
 
     def flags(self, name: str) -> list[str]:
         """``okey101 serve NAME``'s flags for these ports (nothing for the defaults)."""
         if not self.moved:
             return []
-        port, metrics = self.services[name]
+        port, metrics = self.edge if name == "edge" else self.services[name]
         flags = ["--port", str(port), "--metrics-port", str(metrics)]
         for peer, (peer_port, _metrics) in self.services.items():
             if peer != name:
@@ -244,6 +250,41 @@ def local_stack(
                     service.process.send_signal(signal.SIGTERM)
             for name in stack.services:
                 stack.stop(name)
+
+
+def start_edge(stack: LocalStack, env: Mapping[str, str] | None = None) -> Service:
+    """Start the edge (``okey101 serve edge``) on free ports in front of ``stack``'s services
+    and wait until it is ready (``/readyz``); ``service.port`` is its HTTP port. Leaving the
+    stack stops it with the rest."""
+    port, metrics_port = free_ports(2)
+    stack.ports["edge"] = (port, metrics_port)
+    if env:
+        stack.env = {**stack.env, **env}
+    service = stack.start("edge")
+    wait_http(f"http://127.0.0.1:{port}/readyz", timeout=60, process=service.process)
+    return service
+
+
+def wait_http(
+    url: str, timeout: float = 30.0, process: subprocess.Popen[bytes] | None = None
+) -> None:
+    """Until ``url`` answers 200 (the edge's ``/readyz``)."""
+    import urllib.error
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=1) as answer:
+                if answer.status == 200:
+                    return
+        except (OSError, urllib.error.URLError):
+            pass
+        if process is not None and process.poll() is not None:
+            raise TimeoutError(f"{url}: the process exited ({process.returncode})")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{url} did not answer within {timeout} s")
+        time.sleep(0.1)
 
 
 async def _wait_all(stack: LocalStack, timeout: float) -> None:

@@ -157,6 +157,25 @@ def _bench_rules(args: argparse.Namespace) -> int:
     return rules_bench.main(args.seconds, args.concurrency, args.seed, args.json)
 
 
+def _add_bench_edge(targets: Commands) -> None:
+    parser = targets.add_parser(
+        "edge",
+        help="a call through the edge (Connect over HTTP) against the same call over gRPC",
+        description="Start the lobby, rules and the edge on free ports and make CALLS "
+        "sequential ResolveRuleSet calls straight over gRPC, then through the edge as Connect "
+        "binary and Connect JSON: latency and the edge's CPU time per call.",
+    )
+    parser.add_argument("--calls", type=positive_int, default=2000, help="calls each way")
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(handler=_bench_edge)
+
+
+def _bench_edge(args: argparse.Namespace) -> int:
+    from okey101.bench import edge_bench
+
+    return edge_bench.main(args.calls, args.json)
+
+
 def _add_bench_table(targets: Commands) -> None:
     parser = targets.add_parser(
         "table",
@@ -277,6 +296,7 @@ BENCH_TARGETS: tuple[Callable[[Commands], None], ...] = (
     _add_bench_core,
     _add_bench_tournament,
     _add_bench_load,
+    _add_bench_edge,
 )
 
 

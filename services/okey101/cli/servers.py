@@ -16,7 +16,7 @@ import sys
 import time
 
 from okey101.cli.command import PROG, CommandError, Commands
-from okey101.services import SERVED_BY, SERVICES, built_services
+from okey101.services import EDGE, SERVED_BY, SERVICES, built_services
 
 
 def add_serve(commands: Commands) -> None:
@@ -26,7 +26,7 @@ def add_serve(commands: Commands) -> None:
         description="Run one service until SIGTERM or Ctrl-C: okey101 serve rules --port 50054.",
         add_help=False,
     )
-    parser.add_argument("service", metavar="SERVICE", help=f"one of: {', '.join(SERVICES)}")
+    parser.add_argument("service", metavar="SERVICE", help=f"one of: {', '.join(SERVICES)}, {EDGE}")
     parser.add_argument("flags", nargs=argparse.REMAINDER, help="the service's own flags")
     parser.set_defaults(handler=_serve)
 
@@ -40,9 +40,9 @@ def _serve(args: argparse.Namespace) -> int:
     from okey101.services import serving
 
     name: str = args.service
-    if name not in SERVICES:
-        raise CommandError(f"there is no service called '{name}': {', '.join(SERVICES)}")
-    if name not in built_services():
+    if name not in (*SERVICES, EDGE):
+        raise CommandError(f"there is no service called '{name}': {', '.join(SERVICES)}, {EDGE}")
+    if name != EDGE and name not in built_services():
         raise CommandError(f"the {name} service is not built yet")
     parser = argparse.ArgumentParser(
         prog=f"{PROG} serve {name}", description=SERVED_BY[name].description
@@ -63,9 +63,9 @@ def add_up(commands: Commands) -> None:
         help="start every service that exists on its default ports (SQLite under ./var/)",
         description="Start every built service as a process of its own on its default port "
         "(lobby 50051, table 50052, scoring 50053, rules 50054, bot 50055; metrics 9101-9105, "
-        "the lobby's JWKS 9106), or on eleven consecutive ports from --base-port, wait until "
-        "each reports SERVING, and print where each listens. Ctrl-C (or SIGTERM) stops them "
-        "all gracefully.",
+        "the lobby's JWKS 9106), then the edge (HTTP 8080: Connect and gRPC-Web), or on "
+        "thirteen consecutive ports from --base-port, wait until each reports SERVING, and print "
+        "where each listens. Ctrl-C (or SIGTERM) stops them all gracefully.",
     )
     parser.add_argument("--var-dir", default="var", help="where local mode keeps its files")
     parser.add_argument(
@@ -74,14 +74,14 @@ def add_up(commands: Commands) -> None:
         default=None,
         metavar="P",
         help="other ports than the defaults: gRPC P (lobby), P+1 (table), P+2 (scoring), P+3 "
-        "(rules), P+4 (bot); metrics P+5 to P+9; the lobby's JWKS P+10. Each service is told "
-        "the others' addresses.",
+        "(rules), P+4 (bot); metrics P+5 to P+9; the lobby's JWKS P+10; the edge P+11 (HTTP), "
+        "its metrics P+12. Each service is told the others' addresses.",
     )
     parser.set_defaults(handler=_up)
 
 
 def _up(args: argparse.Namespace) -> int:
-    from okey101.stack import UpPorts, wait_serving_sync
+    from okey101.stack import UpPorts, wait_http, wait_serving_sync
 
     try:
         ports = UpPorts.of(args.base_port)
@@ -112,10 +112,19 @@ def _up(args: argparse.Namespace) -> int:
             wait_serving_sync(f"127.0.0.1:{port}", timeout=60)
             if child.poll() is not None:  # another process answered on its port
                 raise TimeoutError(f"{name} exited ({child.returncode}): is its port taken?")
-        print("okey101 up: serving (gRPC, metrics):")
-        for name, _child in children:
+        # The edge last, in front of them: Connect and gRPC-Web for browsers and curl.
+        edge_port, edge_metrics = ports.edge
+        command = [sys.executable, "-m", "okey101.cli", "serve", EDGE]
+        command += ["--var-dir", args.var_dir, *ports.flags(EDGE)]
+        edge = subprocess.Popen(command, env=local_env)
+        children.append((EDGE, edge))
+        wait_http(f"http://127.0.0.1:{edge_port}/readyz", timeout=60, process=edge)
+        print("okey101 up: serving (gRPC or HTTP, metrics):")
+        for name in names:
             port, metrics = ports.services[name]
             print(f"  {name:<8} 127.0.0.1:{port}   http://127.0.0.1:{metrics}/metrics")
+        print(f"  {EDGE:<8} http://127.0.0.1:{edge_port}   http://127.0.0.1:{edge_metrics}/metrics")
+        print("           (Connect and gRPC-Web, for browsers and curl: docs/edge.md)")
         if "lobby" in names:
             print(f"  the lobby's JWKS: http://127.0.0.1:{ports.jwks}/.well-known/jwks.json")
         missing = [name for name in SERVICES if name not in names]
@@ -130,6 +139,12 @@ def _up(args: argparse.Namespace) -> int:
                     for name in ("lobby", "table", "scoring", "rules")
                 )
             print(f"Play in another terminal: {play}  (okey101 play --help)")
+        if "lobby" in names:
+            print(
+                "Try: curl -s -H 'Content-Type: application/json' -d "
+                '\'{"requestId":"r1","deviceId":"my-device-1","displayName":"Ayla"}\' '
+                f"http://127.0.0.1:{edge_port}/okey.v1.LobbyService/LoginGuest"
+            )
         print("Ctrl-C stops them all.", flush=True)
         while not stopping:
             for name, child in children:

@@ -29,6 +29,8 @@ SERVICE_PORTS: Mapping[str, tuple[int, int]] = {
     "scoring": (50053, 9103),
     "rules": (50054, 9104),
     "bot": (50055, 9105),
+    # The edge (okey101.edge): Connect and gRPC-Web over HTTP for browsers, not gRPC's port.
+    "edge": (8080, 9107),
 }
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -79,6 +81,10 @@ class Settings:
     # The bot service's: an expert decision's budget (seconds, and rollouts at most).
     expert_seconds: float = 0.8
     expert_playouts: int = 96
+    # The edge's own: origins a browser may call it from (local mode adds localhost's), and the
+    # web client's built files it serves at / (when the directory exists).
+    cors_origins: tuple[str, ...] = ()
+    web_dir: Path = Path("web/dist")
 
     def replace(self, **changes: object) -> Settings:
         """A copy with some settings changed (tests use port 0 and short drains)."""
@@ -145,6 +151,12 @@ SETTINGS: tuple[_Spec, ...] = (
     ),
     _Spec("expert_seconds", "--expert-seconds", "bot: seconds an expert decision may take"),
     _Spec("expert_playouts", "--expert-playouts", "bot: rollouts an expert decision may play"),
+    _Spec(
+        "cors_origins",
+        "--cors-origins",
+        "edge: comma-separated origins browsers may call from (local mode adds localhost)",
+    ),
+    _Spec("web_dir", "--web-dir", "edge: the web client's built files, served at / (web/dist)"),
 )
 
 #: The services one service may call, by name: the ``<name>_address`` settings.
@@ -231,6 +243,10 @@ def load_settings(
         quick_match_limit_per_minute=_count("quick_match_limit_per_minute", raw, 20),
         expert_seconds=_positive("expert_seconds", raw("expert_seconds"), 0.8),
         expert_playouts=_count("expert_playouts", raw, 96),
+        cors_origins=tuple(
+            origin.strip() for origin in (raw("cors_origins") or "").split(",") if origin.strip()
+        ),
+        web_dir=Path(raw("web_dir") or "web/dist"),
     )
     if settings.jwks_url and settings.jwks_file:
         raise ConfigError("set jwks_url or jwks_file, not both")
