@@ -370,3 +370,16 @@ def test_a_request_id_reused_for_a_different_request_is_refused(
     # The first request, sent again, is still answered as it was.
     again = world.call(service, method, reuse.first, reuse.auth)
     assert again.ok and again.response == answered.response, f"{what} retried: {again}"
+
+
+def test_a_sit_retried_under_a_new_display_name_is_the_same_sit(world: World) -> None:
+    """The lobby's workers retry a Sit with the player's name as it is then: a player who
+    renamed in between still makes one sit, answered as the first."""
+    player = world.stack.player_auth(f"p-rename-{uuid.uuid4().hex[:8]}")
+    first = table_pb2.SitRequest(
+        request_id=_rid("Sit"), table_id=_new_table(world), seat=1, display_name="Ayla"
+    )
+    answered = world.call("table", "Sit", first, player)
+    assert answered.ok, answered
+    renamed = world.call("table", "Sit", _with(first, display_name="Ayla K."), player)
+    assert renamed.ok and renamed.response == answered.response, renamed

@@ -683,8 +683,10 @@ def _fingerprint(request: Message) -> bytes:
     return fingerprint(request, cleared=_UNBOUND)
 
 
-#: The fields a retry may change: its language.
-_UNBOUND: Final = frozenset({"locale"})
+#: The fields a retry may change: its language, and the name a seat shows (a player who renamed
+#: between a Sit and its retry, as the lobby's workers retry it, still makes one sit: the first
+#: name stays).
+_UNBOUND: Final = frozenset({"locale", "display_name"})
 
 
 def _known(field: str, values: Any, known: Any) -> None:
