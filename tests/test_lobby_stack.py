@@ -1087,7 +1087,7 @@ def test_cancel_tournament_closes_its_tables_keeps_its_standings_and_only_its_cr
             late = await refused(
                 stub.RegisterForTournament(
                     lobby_pb2.RegisterForTournamentRequest(
-                        request_id="r", tournament_id=registering.tournament.tournament_id
+                        request_id="r-late", tournament_id=registering.tournament.tournament_id
                     ),
                     metadata=other,
                 )

@@ -205,6 +205,15 @@ def register_for_tournament(world: World) -> Reuse:
     return Reuse(guest.auth, first, _with(first, tournament_id=cups[1]))
 
 
+def cancel_tournament(world: World) -> Reuse:
+    host = _guest(world, "cup")
+    cups = [_tournament(world, host) for _ in range(2)]
+    first = lobby_pb2.CancelTournamentRequest(
+        request_id=_rid("CancelTournament"), tournament_id=cups[0]
+    )
+    return Reuse(host.auth, first, _with(first, tournament_id=cups[1]))
+
+
 def start_tournament(world: World) -> Reuse:
     host = _guest(world, "cup")
     cups = [_tournament(world, host) for _ in range(2)]
@@ -307,6 +316,7 @@ RECIPES: dict[tuple[str, str], Callable[[World], Reuse]] = {
     ("lobby", "CreateTournament"): create_tournament,
     ("lobby", "RegisterForTournament"): register_for_tournament,
     ("lobby", "StartTournament"): start_tournament,
+    ("lobby", "CancelTournament"): cancel_tournament,
     ("scoring", "RecordHand"): record_hand,
     ("scoring", "RecordMatch"): record_match,
     ("table", "CreateTable"): create_table,

@@ -136,17 +136,32 @@ class TournamentCalls(LobbyCalls):
             tournament_id = checks.identifier(request.tournament_id, "tournament_id")
             claims = require_claims()
             caller = claims.subject if claims.kind == "player" else None
-            row = await self.repository.tournaments.cancel(tournament_id, caller)
-            log.info(
-                "tournament cancelled",
-                tournament_id=tournament_id,
-                by=claims.kind,
-                reason=request.reason[:200],
+            # Cancelling twice changes nothing: the answer is kept after it, binding the request
+            # id to this request (not kept when the tables could not all be closed: the retry
+            # closes them).
+            call = answers.once(
+                "CancelTournament",
+                f"{claims.kind}:{claims.subject}",
+                request,
+                lobby_pb2.CancelTournamentResponse,
             )
-            if not await close_tournament_tables(self.tables, tournament_id):
-                raise NotReady("PEER_UNAVAILABLE", service="table")
-            tables = await self.repository.tournaments.round_tables(tournament_id)
-            return lobby_pb2.CancelTournamentResponse(tournament=tournament_message(row, tables))
+
+            async def cancel() -> lobby_pb2.CancelTournamentResponse:
+                row = await self.repository.tournaments.cancel(tournament_id, caller)
+                log.info(
+                    "tournament cancelled",
+                    tournament_id=tournament_id,
+                    by=claims.kind,
+                    reason=request.reason[:200],
+                )
+                if not await close_tournament_tables(self.tables, tournament_id):
+                    raise NotReady("PEER_UNAVAILABLE", service="table")
+                tables = await self.repository.tournaments.round_tables(tournament_id)
+                return lobby_pb2.CancelTournamentResponse(
+                    tournament=tournament_message(row, tables)
+                )
+
+            return await answers.kept_after(self.database, call, cancel)
 
         return await self._answer(request, context, work)
 
