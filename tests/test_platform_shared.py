@@ -43,6 +43,7 @@ from okey101.platform.idempotency import (
 )
 from okey101.platform.messages import PLATFORM, Catalogue, Catalogued
 from okey101.platform.peers import UNREACHABLE, PeerError, call_peer
+from okey101.platform.waiting import wait_set
 from okey101.scoring import errors as scoring_errors
 from okey101.table import errors as table_errors
 
@@ -474,3 +475,41 @@ def test_any_other_status_is_the_peers_answer(code: grpc.StatusCode, rebuilt: st
     assert (type(again).__name__ if again else None) == rebuilt
     if again is not None:
         assert (again.code, again.params) == ("SEAT_TAKEN", {"seat": "2"})
+
+
+# --------------------------------------------------------------------------------------------
+# Waiting for an event, cancellably
+
+
+def test_wait_set_says_whether_the_event_came_in_time() -> None:
+    async def scenario() -> tuple[bool, bool]:
+        late, soon = asyncio.Event(), asyncio.Event()
+        asyncio.get_running_loop().call_later(0.01, soon.set)
+        return await wait_set(late, 0.02), await wait_set(soon, 5)
+
+    assert asyncio.run(scenario()) == (False, True)
+
+
+def test_a_cancellation_that_arrives_as_the_event_is_set_still_cancels() -> None:
+    """The race asyncio.wait_for loses on Python 3.11 (it returns the event's result and the
+    loop waiting on it never stops): the event set and the waiter cancelled in one step."""
+
+    async def scenario() -> None:
+        event = asyncio.Event()
+        rounds = 0
+
+        async def loop() -> None:
+            nonlocal rounds
+            while True:
+                await wait_set(event, 10)
+                rounds += 1
+
+        task = asyncio.create_task(loop())
+        await asyncio.sleep(0.01)  # the loop waits on the event
+        event.set()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 5)
+        assert rounds == 0
+
+    asyncio.run(scenario())

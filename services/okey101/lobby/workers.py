@@ -79,6 +79,7 @@ from okey101.lobby.records import (
 from okey101.lobby.repository import LobbyRepository
 from okey101.platform.logs import get_logger
 from okey101.platform.peers import PeerError
+from okey101.platform.waiting import wait_set
 
 _log = get_logger(service="lobby")
 
@@ -253,8 +254,7 @@ class Matchmaker:
                 await self.match_all()
             except Exception as error:
                 _log.warning("quick match failed; retrying", error=str(error)[:300])
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._interval)
+            await wait_set(self._wake, self._interval)
             self._wake.clear()
 
     async def match_all(self) -> int:

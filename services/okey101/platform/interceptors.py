@@ -20,7 +20,6 @@ For each call:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -56,6 +55,7 @@ from okey101.platform.handlers import (
     wrap,
 )
 from okey101.platform.logs import ids_of
+from okey101.platform.waiting import wait_set
 
 HEALTH_SERVICE: Final = "grpc.health.v1.Health"
 _SERIOUS: Final = frozenset(
@@ -100,8 +100,7 @@ class Drain:
 
     async def until_idle(self, timeout: float) -> None:
         """Until no unary call is running (at most ``timeout`` seconds)."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._idle.wait(), timeout)
+        await wait_set(self._idle, timeout)
 
 
 class ObservabilityInterceptor(grpc.aio.ServerInterceptor):

@@ -18,7 +18,6 @@ fails with UNKNOWN_RULES_VERSION, and so does every call on that table.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 from collections import OrderedDict
@@ -31,6 +30,7 @@ from okey.v1 import common_pb2
 from okey101.engine.hand import HandState, apply
 from okey101.platform import convert
 from okey101.platform.idempotency import same_request
+from okey101.platform.waiting import wait_set
 from okey101.table.change import AnswerKey, Sealed
 from okey101.table.errors import Invalid, Missing
 from okey101.table.journal import EventRow, Snapshot, TableJournal
@@ -105,8 +105,7 @@ class LiveTable:
         if self.record.last_sequence > sequence:
             return
         changed = self._changed
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(changed.wait(), timeout)
+        await wait_set(changed, timeout)
 
     # ----------------------------------------------------------------------------------------
     # Changing

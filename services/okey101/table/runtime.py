@@ -36,6 +36,7 @@ from okey101.platform.clients import Peers
 from okey101.platform.config import ConfigError, Settings
 from okey101.platform.database import Database
 from okey101.platform.server import ServerHandle, serve
+from okey101.platform.waiting import wait_set
 from okey101.table import metrics
 from okey101.table.autoplay import Autoplay
 from okey101.table.core import Clock, TableCore
@@ -233,8 +234,7 @@ class Workers:
                     self._sending.discard(row_id)
             if len(rows) < _OUTBOX_BATCH:
                 self._owed.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._owed.wait(), self.options.poll_seconds)
+                await wait_set(self._owed, self.options.poll_seconds)
 
     async def _deliver(
         self, row_id: int, kind: str, key: str, payload: bytes, attempts: int

@@ -12,10 +12,11 @@ database's again: any pod claims it there (``TableStore.claim_due``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
 import itertools
 from collections.abc import Callable
+
+from okey101.platform.waiting import wait_set
 
 
 class HeldTimers:
@@ -67,8 +68,7 @@ class HeldTimers:
             if heap:
                 wait = min(wait, max(0.0, (heap[0][0] - now) / 1e6))
             self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait)
+            await wait_set(self._wake, wait)
 
 
 __all__ = ["HeldTimers"]
