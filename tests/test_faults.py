@@ -674,6 +674,16 @@ def test_a_client_vanishing_mid_turn_times_out_and_a_bot_keeps_its_seat(
             deadline = started.turn_deadline.ToMicroseconds()
             assert deadline - started.time.ToMicroseconds() == 2_000_000
             assert deadline <= event.time.ToMicroseconds() < deadline + 10_000_000
+        # Back through the lobby at once (the away seat's bot plays without waiting: the
+        # match could be over soon): the seat is the player's again, and the match goes on.
+        back = await client.rpc(
+            lambda c: c.lobby.JoinTable,
+            lobby_pb2.JoinTableRequest(request_id="back-1", table_id=table_id),
+            guest.auth,
+            name="JoinTable",
+        )
+        assert back.seat == 0
+        driver = asyncio.create_task(drive(client, seating, play()))
         # The turn it vanished in was finished by a bot, as a timeout.
         await until_event(client, table_id, common_pb2.EVENT_KIND_HAND_ENDED, None, 120, hand_id)
         record = (
@@ -687,16 +697,7 @@ def test_a_client_vanishing_mid_turn_times_out_and_a_bot_keeps_its_seat(
         sources = {m.source for m in record.moves if m.seat == 0}
         assert table_pb2.MOVE_SOURCE_TIMEOUT in sources
         assert table_pb2.MOVE_SOURCE_PLAYER in sources
-
-        # Back through the lobby: the seat is the player's again, and the match goes on.
-        back = await client.rpc(
-            lambda c: c.lobby.JoinTable,
-            lobby_pb2.JoinTableRequest(request_id="back-1", table_id=table_id),
-            guest.auth,
-            name="JoinTable",
-        )
-        assert back.seat == 0
-        assert await asyncio.wait_for(drive(client, seating, play()), 180)
+        assert await asyncio.wait_for(driver, 180)
         log = await load_stack.table_log(client, table_id, keep=True)
         kinds = [(e.kind, e.seat) for e in log.events if e.HasField("seat")]
         away_at = kinds.index((common_pb2.EVENT_KIND_SEAT_AWAY, 0))

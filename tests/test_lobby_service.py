@@ -617,7 +617,10 @@ def test_a_retry_is_never_counted_again_by_a_rate_limit(tmp_path: Path, database
     from okey101.bench.rules_bench import free_port
 
     limits = Limits(
-        login=RateLimit(3, 60.0), host_table=RateLimit(2, 60.0), quick_match=RateLimit(2, 60.0)
+        # An hour per window: no token comes back while the test runs, however slow the machine.
+        login=RateLimit(3, 3600.0),
+        host_table=RateLimit(2, 3600.0),
+        quick_match=RateLimit(2, 3600.0),
     )
     settings = lobby_settings(
         tmp_path, database_url, table_address=f"127.0.0.1:{free_port()}"

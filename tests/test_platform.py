@@ -320,7 +320,16 @@ def test_metrics_count_calls_under_the_standard_names(tmp_path: Path) -> None:
         for _ in range(3):
             await call(channel, "Open")(b"x", timeout=2)
         await rejected(call(channel, "Fail")(b"turn", timeout=2))
-        after = await asyncio.to_thread(scrape, handle.metrics_port)
+        failed = labels("Fail", grpc_code="FAILED_PRECONDITION")
+        # A call is counted as it ends, which may be a moment after its client has the status.
+        deadline = asyncio.get_running_loop().time() + 5
+        while True:
+            after = await asyncio.to_thread(scrape, handle.metrics_port)
+            counted = after.get(("grpc_server_handled_total", failed), 0.0)
+            if counted > before.get(("grpc_server_handled_total", failed), 0.0):
+                break
+            assert asyncio.get_running_loop().time() < deadline, "the failed call never counted"
+            await asyncio.sleep(0.05)
 
         def delta(name: str, key: tuple[tuple[str, str], ...]) -> float:
             return after.get((name, key), 0.0) - before.get((name, key), 0.0)
@@ -328,7 +337,6 @@ def test_metrics_count_calls_under_the_standard_names(tmp_path: Path) -> None:
         assert delta("grpc_server_started_total", labels("Open")) == 3
         assert delta("grpc_server_handled_total", labels("Open", grpc_code="OK")) == 3
         assert delta("grpc_server_handling_seconds_count", labels("Open")) == 3
-        failed = labels("Fail", grpc_code="FAILED_PRECONDITION")
         assert delta("grpc_server_handled_total", failed) == 1
         assert not any(name.endswith("_created") for name, _ in after)
 
