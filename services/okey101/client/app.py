@@ -12,6 +12,10 @@ back, and show the score sheet after every hand and the result at the end of the
 The app talks to its table through a ``TablePort`` (``session.TableSession`` in real use), fed by
 a resumable WatchTable stream: the stream's views and Act's answers are shown as they come, and
 an event the shown view does not include yet has a fresh view fetched (GetSeatView).
+
+It is a little over 900 lines and one idea: the app, its keys and their actions at one table.
+What it draws lives beside it (widgets, render, the reveal in reveal.py, the selection's worth in
+worth.py, the screens), and what a key sends is planned in moves.py and layoff.py.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from datetime import UTC, datetime
 
 import grpc
 import grpc.aio
-from okey.v1 import common_pb2, rules_pb2
+from okey.v1 import common_pb2
 from rich.console import Group as RichGroup
 from rich.text import Text
 from textual import work
@@ -39,9 +43,7 @@ from okey101.client.memory import Kept, TableMemory
 from okey101.client.model import (
     SheetRow,
     TableModel,
-    match_target,
     rows_from_results,
-    score_reasons,
     sheet_rows,
     view_target,
 )
@@ -52,19 +54,15 @@ from okey101.client.render import (
     okey_tile,
     tile_text,
     tiles_plain,
-    tiles_text,
 )
 from okey101.client.resume import Reconnecting
+from okey101.client.reveal import reveal_lines
 from okey101.client.screens import ConfirmScreen, PickMeldScreen, ScoreSheetScreen
 from okey101.client.session import PRESET_NAMES, QuickMatchCancelled
 from okey101.client.widgets import RackView, SeatBox
+from okey101.client.worth import opening_line, verdict_line
 from okey101.engine.actions import End
 
-_KIND_KEYS = {
-    common_pb2.MELD_KIND_RUN: "kind_run",
-    common_pb2.MELD_KIND_SET: "kind_set",
-    common_pb2.MELD_KIND_PAIR: "kind_pair",
-}
 _PHASE_KEYS = {
     common_pb2.PHASE_FIRST: "phase_first",
     common_pb2.PHASE_DRAW: "phase_draw",
@@ -536,14 +534,14 @@ class OkeyApp(App[int]):
             else:
                 opening = await self.port.validate_opening(view, messages)
                 verdicts = list(opening.verdicts)
-                total_line = _opening_line(opening, s)
+                total_line = opening_line(opening, s)
         except grpc.aio.AioRpcError as error:
             self.selection_text = Text(Rejection.of(error).message, style="red")
             self._render_selection()
             return
         out = Text()
         for group, verdict in zip(groups, verdicts, strict=False):
-            out.append_text(_verdict_line(verdict, [by_id[t] for t in group if t in by_id], s))
+            out.append_text(verdict_line(verdict, [by_id[t] for t in group if t in by_id], s))
             out.append("  ")
         out.append_text(total_line)
         self.selection_text = out
@@ -875,7 +873,7 @@ class OkeyApp(App[int]):
         shown = hand_number
         if shown not in self.model.hand_results and final:
             shown = max(self.model.hand_results, default=hand_number)
-        reveal = self._reveal(shown)
+        reveal = reveal_lines(self.model, self.names(), self.strings, shown)
         title = s("sheet_title", number=hand_number) if hand_number else s("sheet_title_now")
         result = self.model.match_result
         if final and result is not None:
@@ -884,49 +882,6 @@ class OkeyApp(App[int]):
             notes.insert(0, s("result_winner", names=", ".join(winners)))
             notes.append(s("result_quit"))
         return ScoreSheetScreen(title, self.names(), rows, s, notes, reveal, final=final)
-
-    def _reveal(self, hand_number: int) -> list[Text]:
-        """The hand's end, face up: each seat's rack, how it opened and why it scored what it
-        did (its score lines), then the match's totals and its target."""
-        s = self.strings
-        result = self.model.hand_results.get(hand_number)
-        if result is None:
-            return []
-        names = self.names()
-        racks = {rack.seat: rack for rack in self.model.revealed.get(hand_number, [])}
-        kinds = {
-            common_pb2.OPENING_KIND_RUNS: "opened_runs",
-            common_pb2.OPENING_KIND_PAIRS: "opened_pairs",
-        }
-        out = []
-        for score in result.scores:
-            if score.seat >= len(names):
-                continue
-            line = Text(f"{names[score.seat]}", style="bold")
-            line.append(f" ({s(kinds.get(score.opened_as, 'not_opened'))}) ", style="dim")
-            rack = racks.get(score.seat)
-            if rack is not None and rack.tiles:
-                line.append_text(tiles_text(rack.tiles, language=s.language))
-            elif rack is not None:
-                line.append(s("reveal_empty_rack"), style="dim")
-            reasons = score_reasons(s, score)
-            line.append("  " + (reasons or f"{score.points:+d}"))
-            out.append(line)
-        progress = self.model.progress.get(hand_number)
-        if progress is not None and progress.totals:
-            totals = " · ".join(
-                f"{names[seat]} {total}"
-                for seat, total in enumerate(progress.totals)
-                if seat < len(names)
-            )
-            target = match_target(
-                s, progress.match_end, progress.target_total, progress.match_hands
-            )
-            played = s("reveal_hands", played=progress.hands_played)
-            out.append(
-                Text(s("reveal_totals", totals=totals, target=f"{target} · {played}"), style="bold")
-            )
-        return out
 
     def action_sheet(self) -> None:
         view = self.model.view
@@ -969,43 +924,3 @@ def _is_new_line(event: common_pb2.Event) -> bool:
 
 def _preset_name(preset: int) -> str:
     return PRESET_NAMES.get(preset, "oyna")
-
-
-def _verdict_line(
-    verdict: rules_pb2.MeldVerdict, tiles: Sequence[common_pb2.Tile], s: Strings
-) -> Text:
-    """ "run R5 R6 ★Y6=R7 = 18", or the tiles and the first reason they are not a meld."""
-    if not verdict.valid:
-        reason = verdict.violations[0].message if verdict.violations else "?"
-        return Text(
-            s("group_invalid", tiles=tiles_plain(tiles, s.language), reason=reason), style="red"
-        )
-    meld = verdict.meld
-    out = Text(s(_KIND_KEYS.get(meld.kind, "kind_run")) + " ", style="green")
-    out.append_text(meld_text(meld, s.language))
-    if meld.kind != common_pb2.MELD_KIND_PAIR:
-        out.append(f" = {meld.value}")
-    stands = [
-        s(
-            "okey_stands_for",
-            okey="★" if item.tile.wild else "◆",
-            face=face_name(item.stands_for, s.language),
-        )
-        for item in meld.tiles
-        if item.tile.wild and item.HasField("stands_for")
-    ]
-    if stands:
-        out.append(f" ({', '.join(stands)})", style="dim")
-    return out
-
-
-def _opening_line(opening: rules_pb2.ValidateOpeningResponse, s: Strings) -> Text:
-    if opening.kind == common_pb2.OPENING_KIND_PAIRS:
-        line = Text(s("opening_pairs", count=opening.pair_count, minimum=opening.minimum))
-    else:
-        line = Text(s("opening_total", value=opening.value, minimum=opening.minimum))
-    if opening.valid:
-        line.append(" ✓ " + s("opening_ok"), style="bold green")
-    elif opening.violations:
-        line.append(" · " + opening.violations[0].message, style="yellow")
-    return line
