@@ -166,7 +166,6 @@ def test_a_token_of_the_wrong_kind_is_permission_denied(
     """Internal RPCs refuse players' tokens (the lobby's own, as a client holds them); player
     RPCs refuse service tokens."""
     request, _ = base_request(world, service, method)
-    before = unchanged(world, service)
     if ACCESS[(service, method)] == {"service"}:
         callers = [guest.auth for guest in world.guests]
         guest = world.background.run(world._login("caller"))
@@ -175,6 +174,7 @@ def test_a_token_of_the_wrong_kind_is_permission_denied(
     else:
         callers = [world.service_auth()]
         kind = "service"
+    before = unchanged(world, service)  # after the caller's login (a lobby change of its own)
     for metadata in callers:
         outcome = world.call(service, method, request, metadata)
         label = f"{service}.{method} with a {kind} token"

@@ -63,7 +63,7 @@ WORKLOADS = ("Deployment", "StatefulSet", "Job")
 # The design (docs/architecture.md and the issue): who calls whom, who has a database, who signs
 # service tokens (every service that calls another), who clients reach.
 CALLS = {("lobby", "table"), ("lobby", "scoring"), ("table", "bot")}
-CALLS |= {("table", "scoring")}
+CALLS |= {("table", "scoring"), ("table", "lobby")}  # the lobby's revoked logins
 DATABASE_SERVICES = {"lobby", "table", "scoring"}
 SIGNING_SERVICES = {"lobby", "table"}
 PUBLIC_SERVICES = {"lobby", "table", "rules", "scoring"}

@@ -1130,7 +1130,7 @@ def test_migrated_schema_matches_the_models(database_url: str) -> None:
 
                 differences, revision = await connection.run_sync(compare)
             assert differences == []
-            assert revision == "0002_hostings"
+            assert revision == "0003_revoked_logins"
         finally:
             await database.dispose()
 

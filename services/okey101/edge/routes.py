@@ -5,7 +5,8 @@ checks both against the protos, so a new RPC must be placed). Public: what a fro
 a player token or none (the lobby's logins and tables, the table's seats, moves, views and its
 ``WatchTable`` stream, the rules' hints and checks, scoring's sheets, standings, leaderboards
 and stats). Internal: the calls the backend's services make of one another, with a service
-token (``RecordHand``, ``RecordMatch``, ``NextStep``, ``CreateTable``, ``ListTables``) or as
+token (``RecordHand``, ``RecordMatch``, ``NextStep``, ``CreateTable``, ``ListTables``,
+``ListRevokedLogins``) or as
 the table's engine (the rules' ``DealHand``, ``ApplyAction``, ``ViewHand``, ``ScoreHand``):
 the edge has no route for them, so a browser asking gets HTTP 404, whatever token it holds.
 """
@@ -79,7 +80,7 @@ PUBLIC: Final[Mapping[str, tuple[str, ...]]] = {
 }
 
 INTERNAL: Final[Mapping[str, tuple[str, ...]]] = {
-    "okey.v1.LobbyService": (),
+    "okey.v1.LobbyService": ("ListRevokedLogins",),
     "okey.v1.TableService": ("CreateTable", "ListTables"),
     "okey.v1.RulesService": ("DealHand", "ApplyAction", "ViewHand", "ScoreHand"),
     "okey.v1.ScoringService": ("RecordHand", "RecordMatch"),

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
 from google.protobuf.message import Message
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -65,17 +65,18 @@ class Accounts:
         now = now_us()
         refresh = RefreshToken.new()
         expires = now + self._refresh_us
+        family_id = family_id or new_id("fam")
         await session.execute(
             refresh_tokens.insert().values(
                 token_id=refresh.token_id,
-                family_id=family_id or new_id("fam"),
+                family_id=family_id,
                 player_id=player_id,
                 secret_hash=digest(refresh.secret),
                 created_us=now,
                 expires_us=expires,
             )
         )
-        access = self._issue_access(player_id)
+        access = self._issue_access(player_id, family_id)
         return Tokens(
             access_token=access.token,
             access_expires_us=int(access.expires_at * US),
@@ -344,6 +345,21 @@ class Accounts:
             return answer
 
         return await self.database.transaction(work)
+
+    async def revoked_since(self, since_us: int, limit: int) -> list[tuple[str, int]]:
+        """The logins (refresh-token families) revoked at or after ``since_us``, as (family id,
+        when), oldest first, at most ``limit`` (``ListRevokedLogins``)."""
+        revoked_us = func.max(refresh_tokens.c.revoked_us).label("revoked_us")
+        query = (
+            select(refresh_tokens.c.family_id, revoked_us)
+            .where(refresh_tokens.c.revoked_us >= since_us)
+            .group_by(refresh_tokens.c.family_id)
+            .order_by(revoked_us, refresh_tokens.c.family_id)
+            .limit(limit)
+        )
+        async with self.database.read() as session:
+            rows = (await session.execute(query)).all()
+        return [(row.family_id, int(row.revoked_us)) for row in rows]
 
     @staticmethod
     async def prune(session: AsyncConnection, now: int) -> None:

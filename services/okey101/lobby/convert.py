@@ -5,6 +5,7 @@ the RPC hands its store, inside the transaction that stores it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -112,6 +113,23 @@ def refresh_answer(tokens: Tokens) -> lobby_pb2.RefreshTokensResponse:
 
 def logout_answer(revoked: int) -> lobby_pb2.LogoutResponse:
     return lobby_pb2.LogoutResponse(revoked=revoked)
+
+
+def revoked_logins_answer(
+    rows: Sequence[tuple[str, int]], *, lasts_us: int, as_of_us: int, page: int
+) -> lobby_pb2.ListRevokedLoginsResponse:
+    """ListRevokedLogins's answer from (login id, revoked at) rows, oldest first; one row past
+    ``page`` says there are more."""
+    return lobby_pb2.ListRevokedLoginsResponse(
+        logins=[
+            lobby_pb2.RevokedLogin(
+                session_id=session_id, revoked_us=revoked_us, forget_after_us=revoked_us + lasts_us
+            )
+            for session_id, revoked_us in rows[:page]
+        ],
+        as_of_us=as_of_us,
+        more=len(rows) > page,
+    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -98,6 +98,7 @@ refresh_tokens = Table(
 )
 Index("ix_lobby_refresh_tokens_family", refresh_tokens.c.family_id)
 Index("ix_lobby_refresh_tokens_player", refresh_tokens.c.player_id)
+Index("ix_lobby_refresh_tokens_revoked", refresh_tokens.c.revoked_us)
 
 requests = Table(
     "lobby_requests",

@@ -63,8 +63,9 @@ class AccessToken:
     expires_at: float
 
 
-#: Signs a player's access token: ``issue(player_id)``.
-AccessIssuer = Callable[[str], AccessToken]
+#: Signs a player's access token: ``issue(player_id, session_id)``, ``session_id`` the login's
+#: id (its refresh tokens' family), which the token carries as ``sid``.
+AccessIssuer = Callable[[str, str], AccessToken]
 
 
 @dataclass(frozen=True)

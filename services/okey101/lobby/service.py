@@ -65,6 +65,7 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
     "RefreshTokens": _NONE,
     "Logout": _NONE,
     "GetJwks": _NONE,
+    "ListRevokedLogins": ("service",),
     "GetPlayer": _PLAYER_OR_SERVICE,
     "BrowseTables": _PLAYER,
     "HostTable": _PLAYER,
@@ -216,6 +217,7 @@ async def open_lobby(
             ready=servicer.prepare,
             access=ACCESS,
             verifier=verifier,
+            revocations=servicer.revoked_logins,
         )
     except BaseException:
         await asyncio.to_thread(jwks.close)

@@ -4,7 +4,8 @@
   configured, every service shares a development key made once under ``<var>/dev-signing-key.pem``.
   A key's id (``kid``) is its RFC 7638 thumbprint.
 - ``TokenIssuer`` signs access tokens (EdDSA JWT; header ``kid``; claims ``iss``, ``sub``,
-  ``kind`` = ``player`` | ``service``, ``iat``, ``exp``, ``jti``).
+  ``kind`` = ``player`` | ``service``, ``iat``, ``exp``, ``jti``, and for a player's login
+  ``sid``, the login it belongs to).
 - ``JwksVerifier`` checks them against a JWKS (RFC 8037 OKP keys) that may hold several keys, so
   keys rotate: publish the new key, sign with it, drop the old one once its tokens have expired.
   A verifier built from a URL re-reads it (at most every 30 s) when a token names an unknown key.
@@ -17,6 +18,8 @@
   ``TOKEN_LEEWAY_SECONDS`` past its ``exp`` (servers' clocks differ a little); a stream opened
   with it is ended at that moment with UNAUTHENTICATED ``TOKEN_EXPIRED`` (a timer set when the
   stream opens, ``handlers.StreamEnd``): the client resumes with a fresh token.
+- A revoked login (``revocations``: logged out, or its refresh token stolen) makes its tokens
+  UNAUTHENTICATED ``TOKEN_REVOKED`` once the process knows of it, and its open streams end then.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from okey101.platform.errors import (
 )
 from okey101.platform.handlers import STREAM_END, Context, Handler, WrapCache, wrap
 from okey101.platform.logs import get_logger
+from okey101.platform.revocations import RevokedLogins
 
 Kind = Literal["player", "service"]
 Access = Literal["player", "service", "none"]
@@ -200,6 +204,8 @@ class Claims:
     token_id: str
     issued_at: int
     expires_at: int
+    #: The login the token belongs to (``sid``; a player's tokens from the lobby), or None.
+    session_id: str | None = None
 
 
 class TokenIssuer:
@@ -214,13 +220,20 @@ class TokenIssuer:
         return self._key.kid
 
     def issue(
-        self, subject: str, kind: Kind, *, ttl_seconds: float = 900, now: float | None = None
+        self,
+        subject: str,
+        kind: Kind,
+        *,
+        ttl_seconds: float = 900,
+        now: float | None = None,
+        session_id: str | None = None,
     ) -> str:
-        """A token for ``subject`` of ``kind`` valid for ``ttl_seconds`` from ``now``."""
+        """A token for ``subject`` of ``kind`` valid for ``ttl_seconds`` from ``now``, of the
+        login ``session_id`` if given (claim ``sid``: revoking the login revokes the token)."""
         if kind not in KINDS:
             raise ValueError(f"a token kind is player or service, not {kind!r}")
         issued = int(time.time() if now is None else now)
-        claims = {
+        claims: dict[str, object] = {
             "iss": self._issuer,
             "sub": subject,
             "kind": kind,
@@ -228,6 +241,8 @@ class TokenIssuer:
             "exp": issued + int(ttl_seconds),
             "jti": uuid.uuid4().hex,
         }
+        if session_id is not None:
+            claims["sid"] = session_id
         return jwt.encode(
             claims, self._key.private_key, algorithm=ALGORITHM, headers={"kid": self._key.kid}
         )
@@ -247,7 +262,10 @@ class JwksVerifier:
         leeway_seconds: float = TOKEN_LEEWAY_SECONDS,
         fetch: JwksFetch | None = None,
         refresh_interval: float = 30.0,
+        revocations: RevokedLogins | None = None,
     ) -> None:
+        #: The revoked logins this process knows (a revocation follower fills it).
+        self.revocations = revocations if revocations is not None else RevokedLogins()
         self._issuer = issuer
         self._leeway = leeway_seconds
         self._fetch = fetch
@@ -266,7 +284,8 @@ class JwksVerifier:
         return frozenset(self._keys)
 
     def verify(self, token: str) -> Claims:
-        """The claims of ``token``; ``Unauthenticated`` (TOKEN_INVALID or TOKEN_EXPIRED) if not.
+        """The claims of ``token``; ``Unauthenticated`` (TOKEN_INVALID, TOKEN_EXPIRED or
+        TOKEN_REVOKED) if not.
 
         A token verified once is remembered until it expires (the same caller sends the same
         token call after call, and a signature check costs far more than the call itself); the
@@ -275,21 +294,28 @@ class JwksVerifier:
         known = self._remembered(token)
         if known is not None:
             return known
-        self._verified.pop(token, None)  # expired, if it was there
+        self._verified.pop(token, None)  # expired or revoked, if it was there
         kid = _kid_of(token)
         key = self._keys.get(kid) if kid is not None else None
         if key is None:
             raise Unauthenticated("TOKEN_INVALID")
         claims = self._decode(token, key)
+        if self.revocations.is_revoked(claims.session_id):
+            raise Unauthenticated("TOKEN_REVOKED")
         if len(self._verified) >= VERIFIED_CACHE_SIZE:
             del self._verified[next(iter(self._verified))]
         self._verified[token] = claims
         return claims
 
     def _remembered(self, token: str) -> Claims | None:
-        """The claims of a token verified before that has not expired; None otherwise."""
+        """The claims of a token verified before that has neither expired nor been revoked;
+        None otherwise."""
         known = self._verified.get(token)
-        if known is not None and time.time() < known.expires_at + self._leeway:
+        if (
+            known is not None
+            and time.time() < known.expires_at + self._leeway
+            and not self.revocations.is_revoked(known.session_id)
+        ):
             return known
         return None
 
@@ -340,7 +366,12 @@ class JwksVerifier:
         except jwt.InvalidTokenError:
             raise Unauthenticated("TOKEN_INVALID") from None
         kind = payload.get("kind")
-        if kind not in KINDS or not isinstance(payload.get("sub"), str):
+        session_id = payload.get("sid")
+        if (
+            kind not in KINDS
+            or not isinstance(payload.get("sub"), str)
+            or not isinstance(session_id, str | None)
+        ):
             raise Unauthenticated("TOKEN_INVALID")
         return Claims(
             subject=payload["sub"],
@@ -348,6 +379,7 @@ class JwksVerifier:
             token_id=str(payload["jti"]),
             issued_at=int(payload["iat"]),
             expires_at=int(payload["exp"]),
+            session_id=session_id,
         )
 
 
@@ -536,12 +568,23 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
             await admit(request, context)
             end = STREAM_END.get()
             claims = _claims.get()
+            unwatch = None
             if end is not None and claims is not None:
-                # The stream ends when its token does (the leeway a call gets, no more).
+                # The stream ends when its token does (the leeway a call gets, no more), or
+                # when its login is revoked, whichever comes first.
                 end.at(claims.expires_at + self._verifier.leeway_seconds,
                        Unauthenticated("TOKEN_EXPIRED"))  # fmt: skip
-            async for item in responses:
-                yield item
+                if claims.session_id is not None:
+                    unwatch = self._verifier.revocations.watch(
+                        claims.session_id,
+                        lambda: end.at(time.time(), Unauthenticated("TOKEN_REVOKED")),
+                    )
+            try:
+                async for item in responses:
+                    yield item
+            finally:
+                if unwatch is not None:
+                    unwatch()
 
         return wrap(handler, unary, stream)
 

@@ -59,6 +59,9 @@ class Settings:
     grace_seconds: float = 10.0
     drain_seconds: float = 0.5
     max_connection_age_seconds: float = 300.0
+    # How often a service asks the lobby for the logins revoked lately (0: never; in-process
+    # tests start without it).
+    revocation_poll_seconds: float = 2.0
     database_url: str | None = None
     # Where the other services listen (a gRPC target: host:port, or dns:///name:port for
     # client-side round-robin over a headless Service). Defaults: localhost, their own ports.
@@ -115,6 +118,11 @@ SETTINGS: tuple[_Spec, ...] = (
         "max_connection_age_seconds",
         "--max-connection-age-seconds",
         "connections are closed after this age, so new pods get traffic (default 300)",
+    ),
+    _Spec(
+        "revocation_poll_seconds",
+        "--revocation-poll-seconds",
+        "how often to read the lobby's revoked logins, ending their tokens' calls (0: never)",
     ),
     _Spec("database_url", "--database-url", "SQLAlchemy URL (default: SQLite under the var dir)"),
     *(
@@ -220,6 +228,9 @@ def load_settings(
         drain_seconds=_seconds("drain_seconds", raw("drain_seconds"), 0.5 if local_mode else 5.0),
         max_connection_age_seconds=_seconds(
             "max_connection_age_seconds", raw("max_connection_age_seconds"), 300.0
+        ),
+        revocation_poll_seconds=_seconds(
+            "revocation_poll_seconds", raw("revocation_poll_seconds"), 2.0
         ),
         database_url=raw("database_url"),
         lobby_address=_address("lobby", raw),
@@ -327,6 +338,7 @@ def settings_for_tests(service: str = "test", **changes: object) -> Settings:
         log_format="json",
         drain_seconds=0.0,
         grace_seconds=2.0,
+        revocation_poll_seconds=0.0,
     )
     return base.replace(**changes)
 

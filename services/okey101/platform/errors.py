@@ -90,6 +90,7 @@ STATUS_BY_CODE: Final[Mapping[str, grpc.StatusCode]] = {
     "TOKEN_MISSING": grpc.StatusCode.UNAUTHENTICATED,
     "TOKEN_INVALID": grpc.StatusCode.UNAUTHENTICATED,
     "TOKEN_EXPIRED": grpc.StatusCode.UNAUTHENTICATED,
+    "TOKEN_REVOKED": grpc.StatusCode.UNAUTHENTICATED,
     "TOKEN_WRONG_KIND": grpc.StatusCode.PERMISSION_DENIED,
     "METHOD_NOT_DECLARED": grpc.StatusCode.PERMISSION_DENIED,
     "NOT_YOUR_SEAT": grpc.StatusCode.PERMISSION_DENIED,

@@ -67,6 +67,10 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "The token has expired; refresh it and try again.",
         "tr": "Anahtarın (token) süresi doldu; yenileyip tekrar dene.",
     },
+    "TOKEN_REVOKED": {
+        "en": "This login was ended (logged out); log in again.",
+        "tr": "Bu oturum kapatıldı (çıkış yapıldı); yeniden giriş yap.",
+    },
     "TOKEN_WRONG_KIND": {
         "en": "This call does not accept a {kind} token; it takes: {accepts}.",
         "tr": "Bu çağrı {kind} türünde anahtar kabul etmiyor; kabul ettikleri: {accepts}.",

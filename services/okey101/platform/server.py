@@ -20,7 +20,10 @@ What a service gets:
   ``""`` and for each service name; NOT_SERVING again from the start of a drain;
 - reflection as ``grpc.reflection.v1`` and ``v1alpha`` (``platform.reflection``), listing the
   service names, health and both reflection services;
-- ``/metrics`` over HTTP on the metrics port.
+- ``/metrics`` over HTTP on the metrics port;
+- where the service asks for it, the lobby's revoked logins followed every
+  ``revocation_poll_seconds`` (``platform.revocation_follower``): their tokens refused, their
+  streams ended.
 
 On SIGTERM or SIGINT: health goes NOT_SERVING and calls are still accepted for
 ``drain_seconds`` (load balancers and Kubernetes notice); then open streams are ended with
@@ -55,6 +58,7 @@ from okey101.platform.metrics import (
     watch_event_loop_lag,
 )
 from okey101.platform.reflection import enable_reflection
+from okey101.platform.revocation_follower import RevocationFollower, RevocationSource
 from okey101.platform.tracing import Tracing, setup_tracing
 
 #: ``register(server)`` adds a service's servicers and returns their full service names.
@@ -120,6 +124,7 @@ class ServerHandle:
         self._stopping: asyncio.Task[None] | None = None
         self._lag_watch: asyncio.Task[None] | None = None
         self._gc_watch: GarbageCollectorWatch | None = None
+        self._revocations: RevocationFollower | None = None
 
     @classmethod
     async def start(
@@ -131,8 +136,11 @@ class ServerHandle:
         ready: Ready | None = None,
         access: AccessPolicy | None = None,
         verifier: JwksVerifier | None = None,
+        revocations: RevocationSource | None = None,
     ) -> ServerHandle:
-        """Build, bind and start the service; SERVING once ``ready`` has returned."""
+        """Build, bind and start the service; SERVING once ``ready`` has returned. Revoked
+        logins are followed from ``revocations`` when given (the lobby's database, or the lobby
+        for the table), every ``revocation_poll_seconds`` (never when 0)."""
         configure_logging(settings.log_format, settings.log_level)
         log = get_logger(service=name)
         verifier = verifier if verifier is not None else verifier_for(settings)
@@ -177,6 +185,10 @@ class ServerHandle:
         except BaseException:
             await handle._shutdown(grace=0)
             raise
+        if revocations is not None and settings.revocation_poll_seconds > 0:
+            handle._revocations = RevocationFollower.start(
+                verifier.revocations, revocations, settings.revocation_poll_seconds, log
+            )
         collector.settle()  # what it loaded to start frozen; full collections spaced out
         for service in ("", *handle.service_names):
             await health_servicer.set(service, SERVING)
@@ -248,6 +260,9 @@ class ServerHandle:
         if self._gc_watch is not None:
             self._gc_watch.remove()
             self._gc_watch = None
+        if self._revocations is not None:
+            await self._revocations.stop()
+            self._revocations = None
         if self.metrics is not None:
             await asyncio.to_thread(self.metrics.close)
             self.metrics = None
@@ -272,9 +287,12 @@ async def serve(
     *,
     ready: Ready | None = None,
     access: AccessPolicy | None = None,
+    revocations: RevocationSource | None = None,
 ) -> None:
     """Run the service until SIGTERM or SIGINT, then drain and stop (module docstring)."""
-    handle = await ServerHandle.start(name, register, settings, ready=ready, access=access)
+    handle = await ServerHandle.start(
+        name, register, settings, ready=ready, access=access, revocations=revocations
+    )
     await until_signalled(handle)
 
 

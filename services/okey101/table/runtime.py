@@ -35,6 +35,7 @@ from okey101.platform.auth import JwksVerifier
 from okey101.platform.clients import Peers
 from okey101.platform.config import ConfigError, Settings
 from okey101.platform.database import Database
+from okey101.platform.revocation_follower import lobby_source
 from okey101.platform.server import ServerHandle, serve
 from okey101.platform.waiting import wait_set
 from okey101.table import metrics
@@ -328,6 +329,7 @@ async def start_table(
             ready=lambda: database.migrate(NAME),
             access=ACCESS,
             verifier=verifier,
+            revocations=lobby_source(peers),
         )
         workers.start()
         yield handle, servicer
@@ -355,7 +357,12 @@ async def serve_table(settings: Settings) -> None:
 
     try:
         await serve(
-            NAME, lambda server: register(server, servicer), settings, ready=ready, access=ACCESS
+            NAME,
+            lambda server: register(server, servicer),
+            settings,
+            ready=ready,
+            access=ACCESS,
+            revocations=lobby_source(peers),
         )
     finally:
         await workers.stop()

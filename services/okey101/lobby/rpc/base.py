@@ -13,18 +13,26 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NoReturn, TypeVar
 
 from grpc_status import rpc_status
+from okey.v1 import lobby_pb2
 from prometheus_client import Counter
 from sqlalchemy.exc import DBAPIError
 
 from okey101.engine.errors import OkeyError
+from okey101.lobby.convert import revoked_logins_answer
 from okey101.lobby.credentials import Passwords
 from okey101.lobby.errors import Denied, Limited, Missing, NotReady, status_of
 from okey101.lobby.limits import Limits, RateLimit
 from okey101.lobby.peers import ScoringClient, TableClient
-from okey101.lobby.records import AccessToken, PlayerRow
+from okey101.lobby.records import US, AccessToken, PlayerRow, now_us
 from okey101.lobby.repository import LobbyRepository
 from okey101.lobby.workers import Matchmaker
-from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, require_claims
+from okey101.platform.auth import (
+    TOKEN_LEEWAY_SECONDS,
+    JwksVerifier,
+    SigningKey,
+    TokenIssuer,
+    require_claims,
+)
 from okey101.platform.clients import Peers
 from okey101.platform.config import ConfigError
 from okey101.platform.database import Database, outage_as
@@ -34,6 +42,8 @@ from okey101.platform.logs import get_logger
 from okey101.platform.peers import PeerError, forward
 
 NAME: Final = "lobby"
+#: How many revoked logins one ListRevokedLogins answer holds at most.
+REVOKED_PAGE: Final = 1_000
 
 RATE_LIMITED: Final = Counter(
     "okey_lobby_rate_limited_total", "Calls refused by a rate limit, by action.", ("action",)
@@ -71,11 +81,12 @@ class LobbyCalls:
         issuer = TokenIssuer(signing_key)
         ttl = options.access_token_seconds
 
-        def issue(player_id: str) -> AccessToken:
+        def issue(player_id: str, session_id: str) -> AccessToken:
             now = time.time()
-            return AccessToken(
-                issuer.issue(player_id, "player", ttl_seconds=ttl, now=now), now + ttl
+            token = issuer.issue(
+                player_id, "player", ttl_seconds=ttl, now=now, session_id=session_id
             )
+            return AccessToken(token, now + ttl)
 
         self.database = database
         self.repository = LobbyRepository(
@@ -89,6 +100,16 @@ class LobbyCalls:
         self.passwords = passwords or Passwords()
         self.matchmaker = Matchmaker(self.repository, self.tables)
         self.ready = False
+
+    async def revoked_logins(self, since_us: int) -> lobby_pb2.ListRevokedLoginsResponse:
+        """The logins revoked at or after ``since_us`` that may still have live access tokens
+        (``ListRevokedLogins``; the lobby's own follower reads it too, without gRPC)."""
+        now = now_us()
+        # Older revocations than the last access token's lifetime (and leeway) matter no more.
+        lasts_us = int((self.options.access_token_seconds + TOKEN_LEEWAY_SECONDS) * US)
+        since_us = max(since_us, now - lasts_us)
+        rows = await self.repository.accounts.revoked_since(since_us, REVOKED_PAGE + 1)
+        return revoked_logins_answer(rows, lasts_us=lasts_us, as_of_us=now, page=REVOKED_PAGE)
 
     async def prepare(self) -> None:
         """Migrate the database to the service's latest schema; calls are served from then."""

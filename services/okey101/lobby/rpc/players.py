@@ -1,5 +1,5 @@
 """LobbyService's players and tokens: LoginGuest, RegisterAccount, LoginAccount, RefreshTokens,
-Logout, GetJwks, GetPlayer (docs/lobby.md, Players and Tokens)."""
+Logout, GetJwks, ListRevokedLogins, GetPlayer (docs/lobby.md, Players and Tokens)."""
 
 from __future__ import annotations
 
@@ -210,6 +210,16 @@ class PlayerCalls(LobbyCalls):
             return lobby_pb2.GetJwksResponse(
                 keys=keys, jwks_json=json.dumps(self.published, separators=(",", ":"))
             )
+
+        return await self._answer(request, context, work)
+
+    async def ListRevokedLogins(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.ListRevokedLoginsRequest, context: Context
+    ) -> lobby_pb2.ListRevokedLoginsResponse:
+        async def work() -> lobby_pb2.ListRevokedLoginsResponse:
+            if request.since_us < 0:
+                raise Invalid("BAD_FIELD", field="since_us", value=request.since_us)
+            return await self.revoked_logins(request.since_us)
 
         return await self._answer(request, context, work)
 
