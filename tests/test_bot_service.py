@@ -56,13 +56,14 @@ from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, dev_sig
 from okey101.platform.config import load_settings
 from okey101.platform.errors import DOMAIN
 from okey101.services import built_services
-from okey101.stack import free_port, wait_serving_sync
+from okey101.stack import free_ports, wait_serving_sync
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = SigningKey.generate()
 ISSUER = TokenIssuer(KEY)
-SERVICE_TOKEN = ISSUER.issue("table", "service")
-PLAYER_TOKEN = ISSUER.issue("player-1", "player")
+# Made as the module is collected: a day long, so a slow run's last tests still hold a live one.
+SERVICE_TOKEN = ISSUER.issue("table", "service", ttl_seconds=24 * 3600)
+PLAYER_TOKEN = ISSUER.issue("player-1", "player", ttl_seconds=24 * 3600)
 AUTH = (("authorization", f"Bearer {SERVICE_TOKEN}"),)
 PRESETS = ("oyna", "boombala", "north_sultan")
 LEVELS = (
@@ -670,7 +671,7 @@ def test_table_fields_of_a_view_are_not_needed() -> None:
 
 
 def test_okey101_serve_bot_starts_alone_answers_and_stops(tmp_path: Path) -> None:
-    port, metrics = free_port(), free_port()
+    port, metrics = free_ports(2)
     issuer = TokenIssuer(dev_signing_key(tmp_path))  # the service finds the same key
     command = [
         sys.executable, "-m", "okey101.cli", "serve", "bot",

@@ -21,7 +21,7 @@ from okey.v1 import common_pb2, lobby_pb2, lobby_pb2_grpc, rules_pb2, rules_pb2_
 from okey101.cli import main
 from okey101.platform.auth import TokenIssuer, dev_signing_key
 from okey101.services import SERVICES, built_services
-from okey101.stack import free_port, wait_serving_sync
+from okey101.stack import free_port, free_ports, wait_serving_sync
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVED_NAMES = {
@@ -38,7 +38,7 @@ def test_rules_is_built() -> None:
 
 
 def test_serve_rules_alone_then_sigterm(tmp_path: Path) -> None:
-    port, metrics = free_port(), free_port()
+    port, metrics = free_ports(2)
     key = dev_signing_key(tmp_path)  # the service finds the same development key
     token = TokenIssuer(key).issue("tester", "player")
     command = [
@@ -226,7 +226,7 @@ def _forbidden(modules: list[str]) -> list[str]:
 def test_serve_rules_runs_without_the_extras_and_loads_neither_client_nor_bench(
     tmp_path: Path,
 ) -> None:
-    port, metrics = free_port(), free_port()
+    port, metrics = free_ports(2)
     listing = tmp_path / "modules.json"
     program = WITHOUT_EXTRAS + "from okey101.cli import main\nsys.exit(main(sys.argv[1:]))\n"
     command = [

@@ -34,7 +34,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from okey101.bench.rules_bench import process
 from okey101.services import SERVICES, built_services
-from okey101.stack import free_port, wait_serving
+from okey101.stack import free_ports, wait_serving
 
 ROOT = Path(__file__).resolve().parent.parent
 MONITORING = ROOT / "k8s" / "components" / "monitoring"
@@ -212,12 +212,18 @@ def _scrape_text(text: str, service: str) -> dict[str, Family]:
 
 @contextlib.contextmanager
 def _services(names: list[str], var_dir: Path) -> Iterator[dict[str, tuple[int, int]]]:
-    ports = {name: (free_port(), free_port()) for name in names}
+    # Chosen together, so no two are the same (free_ports), and the lobby's JWKS port too (its
+    # default is a fixed one another test may hold).
+    chosen = iter(free_ports(2 * len(names) + 1))
+    ports = {name: (next(chosen), next(chosen)) for name in names}
+    jwks_port = next(chosen)
     env = {key: value for key, value in os.environ.items() if not key.startswith("OKEY_")}
     with contextlib.ExitStack() as stack:
         for name, (port, metrics) in ports.items():
             command = [sys.executable, "-m", "okey101.cli", "serve", name, "--port", str(port)]
             command += ["--metrics-port", str(metrics), "--var-dir", str(var_dir / name)]
+            if name == "lobby":
+                command += ["--jwks-port", str(jwks_port)]
             stack.enter_context(process(command, env=env))
 
         async def all_serving() -> None:

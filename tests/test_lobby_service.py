@@ -1139,10 +1139,10 @@ def test_migrated_schema_matches_the_models(database_url: str) -> None:
 
 def test_serve_lobby_starts_alone_serves_the_jwks_and_stops_on_sigterm(tmp_path: Path) -> None:
     """``okey101 serve lobby`` with nothing else running: SERVING, the JWKS over HTTP, exit 0."""
-    from okey101.stack import free_port
+    from okey101.stack import free_ports
 
     assert "lobby" in built_services()
-    port, metrics, jwks_port = free_port(), free_port(), free_port()
+    port, metrics, jwks_port = free_ports(3)
     env = {**os.environ, "OKEY_LOG_FORMAT": "json"}
     env.pop("OKEY_DATABASE_URL", None)
     command = [

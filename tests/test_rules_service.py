@@ -40,8 +40,9 @@ from okey101.rules.service import METHOD_ACCESS
 
 KEY = SigningKey.generate()
 ISSUER = TokenIssuer(KEY)
-SERVICE_TOKEN = ISSUER.issue("table", "service")
-PLAYER_TOKEN = ISSUER.issue("player-1", "player")
+# Made as the module is collected: a day long, so a slow run's last tests still hold a live one.
+SERVICE_TOKEN = ISSUER.issue("table", "service", ttl_seconds=24 * 3600)
+PLAYER_TOKEN = ISSUER.issue("player-1", "player", ttl_seconds=24 * 3600)
 AUTH = (("authorization", f"Bearer {SERVICE_TOKEN}"),)
 PRESETS = ("oyna", "boombala", "north_sultan")
 

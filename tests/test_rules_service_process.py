@@ -28,7 +28,7 @@ from okey.v1 import common_pb2, rules_pb2, rules_pb2_grpc
 
 from okey101.bench.rules_bench import _apply_request
 from okey101.platform.auth import SigningKey, TokenIssuer, dev_signing_key
-from okey101.stack import free_port, wait_serving_sync
+from okey101.stack import free_ports, wait_serving_sync
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVICE = "okey.v1.RulesService"
@@ -36,7 +36,7 @@ SERVICE = "okey.v1.RulesService"
 
 class Running:
     def __init__(self, var_dir: Path) -> None:
-        self.port, self.metrics_port = free_port(), free_port()
+        self.port, self.metrics_port = free_ports(2)
         self.issuer = TokenIssuer(dev_signing_key(var_dir))
         command = [
             sys.executable, "-m", "okey101.cli", "serve", "rules",
