@@ -1,10 +1,12 @@
-"""An empty grpc.aio service for ``bench rules``: every call answers with its request.
+"""An empty grpc.aio service for ``bench rules``: every call answers with its request, or with
+``ANSWER_BYTES`` bytes when given.
 
-    python -m okey101.bench.empty_server PORT
+    python -m okey101.bench.empty_server PORT [ANSWER_BYTES]
 
 It serves the standard health service (so the bench can wait for it) and ``/okey.bench.Empty/Call``
-with no interceptors, no auth and no work: the floor a real service is measured against.
-It stops on SIGTERM.
+with no interceptors, no auth and no work: the floor a real service is measured against. With
+``ANSWER_BYTES`` (the size of the real service's answer) the floor carries the same traffic as
+the service it is compared with. It stops on SIGTERM.
 """
 
 from __future__ import annotations
@@ -23,10 +25,18 @@ async def _echo(request: bytes, context: Any) -> bytes:
     return request
 
 
-async def serve(port: int) -> None:
+def _answering(answer: bytes) -> Any:
+    async def call(request: bytes, context: Any) -> bytes:
+        return answer
+
+    return call
+
+
+async def serve(port: int, answer_bytes: int | None = None) -> None:
     server = grpc.aio.server()
+    behaviour = _echo if answer_bytes is None else _answering(bytes(answer_bytes))
     handler = grpc.method_handlers_generic_handler(
-        "okey.bench.Empty", {"Call": grpc.unary_unary_rpc_method_handler(_echo)}
+        "okey.bench.Empty", {"Call": grpc.unary_unary_rpc_method_handler(behaviour)}
     )
     server.add_generic_rpc_handlers((handler,))
     checks = health.aio.HealthServicer()
@@ -43,4 +53,4 @@ async def serve(port: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(serve(int(sys.argv[1])))
+    asyncio.run(serve(int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else None))

@@ -142,7 +142,8 @@ def _add_bench_rules(targets: Commands) -> None:
         "rules",
         help="ApplyAction over real gRPC against an empty gRPC service",
         description="Start the rules service and an empty gRPC service on free ports, call "
-        "ApplyAction (and the empty call) with CONCURRENCY calls in flight for SECONDS each.",
+        "ApplyAction (and the empty call) with CONCURRENCY calls in flight for SECONDS each, "
+        "in alternating windows of at most half a second.",
     )
     parser.add_argument("--seconds", type=float, default=10.0, help="seconds per service")
     parser.add_argument("--concurrency", type=positive_int, default=8, help="calls in flight")
