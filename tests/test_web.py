@@ -1,0 +1,229 @@
+"""The web client (web/, docs/web.md) in a real browser: Debian's chromium driven by Playwright,
+against the real stack (``okey101 serve`` for every service, on free ports) and the edge serving
+the built page (web/dist). A guest hosts a one-hand private table with three bots and plays it
+to the reveal with a hint-driven strategy (draw; discard the cheapest tile the hints list); a
+refused move shows the engine's sentence; a reload mid-hand comes back to the same seat; the
+page works at phone size and in Turkish. ``OKEY_WEB_SCREENSHOTS=DIR`` also saves the README's
+screenshots there (``make web-screenshots``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from okey101.stack import FAST, local_stack, start_edge
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+WEB_DIST = ROOT / "web" / "dist"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SCREENSHOTS = os.environ.get("OKEY_WEB_SCREENSHOTS", "")
+#: How long a whole hand may take in the browser (the bots move at once: FAST).
+HAND_TIMEOUT_MS = 120_000
+
+if not Path(CHROMIUM).exists() or not (WEB_DIST / "index.html").exists():
+    pytest.skip(
+        f"the web tests need chromium ({CHROMIUM}: apt-get install chromium) and the built page "
+        f"({WEB_DIST}: make web)",
+        allow_module_level=True,
+    )
+
+playwright_sync = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[test]'")
+Page = Any
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[str]:
+    with local_stack(env=FAST) as stack:
+        edge = start_edge(stack, env={"OKEY_WEB_DIR": str(WEB_DIST)})
+        yield f"http://127.0.0.1:{edge.port}"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_sync.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"]
+        )
+        yield chromium
+        chromium.close()
+
+
+def _page(browser: Any, *, phone: bool = False, locale: str = "en-GB") -> Page:
+    viewport = {"width": 375, "height": 812} if phone else {"width": 1280, "height": 900}
+    context = browser.new_context(
+        viewport=viewport, locale=locale, is_mobile=phone, has_touch=phone
+    )
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    page.on("pageerror", lambda error: print(f"page error: {error}"))
+    return page
+
+
+def _host_one_hand(page: Page, site: str, name: str) -> None:
+    """Log in as a new guest and host a one-hand private table with three bots."""
+    page.goto(site + "/")
+    label = "Adın" if _lang(page) == "tr" else "Your name"
+    page.get_by_role("textbox", name=label).fill(name)
+    page.locator("form.name button[type=submit]").click()
+    page.locator("form.host").wait_for()
+    page.locator("#hands").fill("1")
+    page.locator("form.host button[type=submit]").click()
+    page.wait_for_url("**/table/**")
+    page.wait_for_selector(".table-screen[data-hand]:not([data-hand=''])")
+
+
+def _lang(page: Page) -> str:
+    return str(page.evaluate("document.documentElement.lang"))
+
+
+def _screen(page: Page) -> dict[str, str]:
+    return dict(page.eval_on_selector(".table-screen", "e => ({...e.dataset})"))
+
+
+def _wait_my_move_or_reveal(page: Page) -> str:
+    """Until it is this seat's move (view and hints up to date) or the hand is revealed."""
+    page.wait_for_function(
+        """() => {
+            const s = document.querySelector('.table-screen');
+            if (!s) return false;
+            if (document.querySelector('.reveal')) return true;
+            return s.dataset.myTurn === 'true' && s.dataset.ready === 'true';
+        }""",
+        timeout=HAND_TIMEOUT_MS,
+    )
+    return "reveal" if page.locator(".reveal").count() else _screen(page)["phase"]
+
+
+def _play_one_move(page: Page) -> bool:
+    """One move of the hint-driven strategy; False once the hand is revealed."""
+    phase = _wait_my_move_or_reveal(page)
+    if phase == "reveal":
+        return False
+    version = _screen(page)["stateVersion"]
+    if phase == "DRAW":
+        page.locator('[data-move="draw"]').click()
+    else:
+        free = page.locator('.rack [data-discard-cost="0"]')
+        tile = free.last if free.count() else page.locator(".rack [data-discard-cost]").first
+        tile.click()
+        page.locator('[data-move="discard"]').click()
+        if page.locator(".overlay.confirm").count():
+            page.locator(".overlay.confirm .danger").click()
+    page.wait_for_function(
+        "v => { const s = document.querySelector('.table-screen');"
+        " return !!document.querySelector('.reveal') || (s && s.dataset.stateVersion !== v); }",
+        arg=version,
+        timeout=HAND_TIMEOUT_MS,
+    )
+    return True
+
+
+def _play_to_reveal(page: Page, shots: bool = False) -> None:
+    moves = 0
+    while _play_one_move(page):
+        moves += 1
+        if shots and moves == 6 and SCREENSHOTS:
+            _wait_my_move_or_reveal(page)
+            page.screenshot(path=str(Path(SCREENSHOTS) / "web-hand.png"))
+        assert moves < 200, "the hand did not end"
+
+
+def _assert_reveal(page: Page) -> None:
+    reveal = page.locator(".reveal")
+    reveal.wait_for()
+    scores = reveal.locator(".score")
+    assert scores.count() == 4
+    for index in range(4):
+        score = scores.nth(index)
+        points = int(score.get_attribute("data-points") or "x")
+        assert f"= {points}" in score.locator(".lines").inner_text()
+    # The one-hand match ends with it: the result and its score sheet.
+    page.locator(".result").wait_for(timeout=HAND_TIMEOUT_MS)
+    assert page.locator(".result .sheet").count() == 1
+
+
+def test_a_whole_hand_against_three_bots_to_the_reveal(site: str, browser: Any) -> None:
+    page = _page(browser)
+    _host_one_hand(page, site, "Ayla")
+    # The page shows what the view holds: four seats, the indicator and okey, the rack.
+    assert page.locator(".seat").count() == 4
+    assert page.locator(".centre .tile").count() == 1
+    assert page.locator(".okey-face").get_attribute("data-okey") not in ("", "?")
+    assert page.locator(".rack .tile").count() in (21, 22)
+    _play_to_reveal(page, shots=True)
+    _assert_reveal(page)
+    if SCREENSHOTS:
+        page.locator(".reveal").scroll_into_view_if_needed()
+        page.screenshot(path=str(Path(SCREENSHOTS) / "web-reveal.png"))
+    # The guest is kept: the next visit is the same player, already logged in.
+    identity = page.evaluate("JSON.parse(localStorage.getItem('okey101.identity'))")
+    assert identity["guestSecret"] and identity["displayName"] == "Ayla"
+    page.locator(".result ~ button.primary").click()
+    page.locator("form.host").wait_for()
+    assert "Ayla" in page.locator(".lobby .status").inner_text()
+    page.context.close()
+
+
+def test_a_refused_move_shows_the_engines_sentence(site: str, browser: Any) -> None:
+    page = _page(browser)
+    _host_one_hand(page, site, "Berk")
+    while _wait_my_move_or_reveal(page) != "DRAW":  # the starter discards first: play that
+        _play_one_move(page)
+    # A discard before drawing: the table refuses it with the rules' reason and sentence.
+    page.locator(".rack .tile").first.click()
+    page.locator('[data-move="discard"]').click()
+    alert = page.locator(".message.error")
+    alert.wait_for()
+    assert alert.get_attribute("data-reason") == "MUST_DRAW_FIRST"
+    assert "Take a tile first" in alert.inner_text()
+    page.context.close()
+
+
+def test_a_reload_mid_hand_resumes_the_same_seat(site: str, browser: Any) -> None:
+    page = _page(browser)
+    _host_one_hand(page, site, "Cem")
+    for _ in range(3):
+        assert _play_one_move(page)
+    before = _screen(page)
+    rack = sorted(page.locator(".rack .tile").evaluate_all("ts => ts.map(t => t.dataset.tileId)"))
+    page.reload()
+    page.wait_for_selector(".table-screen[data-hand]:not([data-hand=''])")
+    after = _screen(page)
+    assert after["tableId"] == before["tableId"] and after["seat"] == before["seat"]
+    assert int(after["stateVersion"]) >= int(before["stateVersion"])
+    if after["stateVersion"] == before["stateVersion"]:
+        again = page.locator(".rack .tile").evaluate_all("ts => ts.map(t => t.dataset.tileId)")
+        assert sorted(again) == rack
+    # And play goes on from there to the end.
+    _play_to_reveal(page)
+    page.locator(".reveal").wait_for()
+    page.context.close()
+
+
+def test_phone_size_in_turkish(site: str, browser: Any) -> None:
+    page = _page(browser, phone=True, locale="tr-TR")
+    _host_one_hand(page, site, "Deniz")
+    assert _lang(page) == "tr"
+    # Nothing wider than the phone's screen; the moves' buttons have Turkish names.
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 375, width
+    assert page.get_by_role("button", name="Ortadan çek").count() == 1
+    assert page.get_by_role("button", name="Seçili taşı at").count() == 1
+    while _wait_my_move_or_reveal(page) != "DRAW":
+        _play_one_move(page)
+    page.locator(".rack .tile").first.click()
+    page.locator('[data-move="discard"]').click()
+    alert = page.locator(".message.error")
+    alert.wait_for()
+    assert "Önce taş al" in alert.inner_text()  # the engine's sentence, in Turkish
+    # The switch turns the page to English at once.
+    page.get_by_role("button", name="English").click()
+    page.get_by_role("button", name="Draw from the stock").wait_for()
+    page.context.close()
