@@ -9,6 +9,7 @@ screenshots there (``make web-screenshots``)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,17 +64,20 @@ def _page(browser: Any, *, phone: bool = False, locale: str = "en-GB") -> Page:
     context.set_default_timeout(30_000)
     page = context.new_page()
     page.on("pageerror", lambda error: print(f"page error: {error}"))
+    page.on("console", lambda message: print(f"console: {message.text}"))
     return page
 
 
-def _host_one_hand(page: Page, site: str, name: str) -> None:
-    """Log in as a new guest and host a one-hand private table with three bots."""
+def _host_one_hand(page: Page, site: str, name: str, public: bool = False) -> None:
+    """Log in as a new guest and host a one-hand table (private unless said) with three bots."""
     page.goto(site + "/")
     label = "Adın" if _lang(page) == "tr" else "Your name"
     page.get_by_role("textbox", name=label).fill(name)
     page.locator("form.name button[type=submit]").click()
     page.locator("form.host").wait_for()
     page.locator("#hands").fill("1")
+    if public:
+        page.locator("#public").check()
     page.locator("form.host button[type=submit]").click()
     page.wait_for_url("**/table/**")
     page.wait_for_selector(".table-screen[data-hand]:not([data-hand=''])")
@@ -157,6 +161,11 @@ def test_a_whole_hand_against_three_bots_to_the_reveal(site: str, browser: Any) 
     assert page.locator(".centre .tile").count() == 1
     assert page.locator(".okey-face").get_attribute("data-okey") not in ("", "?")
     assert page.locator(".rack .tile").count() in (21, 22)
+    # The best opening is one click away, its value shown against 101 points (or 5 pairs).
+    page.get_by_role("button", name="Best opening").click()
+    best = page.locator('.message[data-reason="BEST_OPENING"]')
+    assert re.search(r"of (101 points|5 pairs)", best.inner_text()), best.inner_text()
+    page.get_by_role("button", name="Clear").click()
     _play_to_reveal(page, shots=True)
     _assert_reveal(page)
     if SCREENSHOTS:
@@ -177,12 +186,26 @@ def test_a_refused_move_shows_the_engines_sentence(site: str, browser: Any) -> N
     while _wait_my_move_or_reveal(page) != "DRAW":  # the starter discards first: play that
         _play_one_move(page)
     # A discard before drawing: the table refuses it with the rules' reason and sentence.
-    page.locator(".rack .tile").first.click()
+    page.locator(".rack .tile:not(.costly)").first.click()
     page.locator('[data-move="discard"]').click()
     alert = page.locator(".message.error")
     alert.wait_for()
     assert alert.get_attribute("data-reason") == "MUST_DRAW_FIRST"
     assert "Take a tile first" in alert.inner_text()
+    # The rack is the player's to arrange: a tile dragged to the last slot stays there; with
+    # the keyboard, Shift+← moves the focused tile one slot left.
+    first = page.locator(".rack .tile").first
+    tile_id = first.get_attribute("data-tile-id")
+    first.drag_to(page.locator(".rack .slot").last)
+    moved = page.locator(f'.rack [data-tile-id="{tile_id}"]')
+    assert moved.evaluate("t => t.parentElement.dataset.slot") == str(
+        page.locator(".rack .slot").count() - 2
+    ) or moved.evaluate("t => !t.parentElement.nextElementSibling.firstChild")
+    slot = int(moved.evaluate("t => t.parentElement.dataset.slot"))
+    moved.focus()
+    page.keyboard.press("Shift+ArrowLeft")
+    moved = page.locator(f'.rack [data-tile-id="{tile_id}"]')
+    assert int(moved.evaluate("t => t.parentElement.dataset.slot")) == slot - 1
     page.context.close()
 
 
@@ -201,6 +224,24 @@ def test_a_reload_mid_hand_resumes_the_same_seat(site: str, browser: Any) -> Non
     if after["stateVersion"] == before["stateVersion"]:
         again = page.locator(".rack .tile").evaluate_all("ts => ts.map(t => t.dataset.tileId)")
         assert sorted(again) == rack
+    # A move whose answer never came (the request is lost on the way) is sent again after a
+    # reload under its request id: played once, not lost.
+    while _wait_my_move_or_reveal(page) not in ("DRAW", "reveal"):
+        _play_one_move(page)
+    if _wait_my_move_or_reveal(page) == "DRAW":
+        act = "**/okey.v1.TableService/Act"
+        page.route(act, lambda route: route.abort())
+        page.locator('[data-move="draw"]').click()
+        page.wait_for_function("() => !!localStorage.getItem('okey101.pending')")
+        page.unroute(act)
+        page.reload()
+        page.wait_for_function(
+            "() => { const s = document.querySelector('.table-screen');"
+            " return !!document.querySelector('.reveal') || (s && s.dataset.phase === 'PLAY'"
+            " && s.dataset.myTurn === 'true') }",
+            timeout=HAND_TIMEOUT_MS,
+        )
+        assert page.evaluate("localStorage.getItem('okey101.pending')") is None
     # And play goes on from there to the end.
     _play_to_reveal(page)
     page.locator(".reveal").wait_for()
@@ -216,9 +257,12 @@ def test_phone_size_in_turkish(site: str, browser: Any) -> None:
     assert width <= 375, width
     assert page.get_by_role("button", name="Ortadan çek").count() == 1
     assert page.get_by_role("button", name="Seçili taşı at").count() == 1
+    if SCREENSHOTS:
+        _wait_my_move_or_reveal(page)
+        page.screenshot(path=str(Path(SCREENSHOTS) / "web-phone.png"), full_page=True)
     while _wait_my_move_or_reveal(page) != "DRAW":
         _play_one_move(page)
-    page.locator(".rack .tile").first.click()
+    page.locator(".rack .tile:not(.costly)").first.click()
     page.locator('[data-move="discard"]').click()
     alert = page.locator(".message.error")
     alert.wait_for()
@@ -226,4 +270,26 @@ def test_phone_size_in_turkish(site: str, browser: Any) -> None:
     # The switch turns the page to English at once.
     page.get_by_role("button", name="English").click()
     page.get_by_role("button", name="Draw from the stock").wait_for()
+    page.context.close()
+
+
+def test_a_spectator_watches_a_public_table(site: str, browser: Any) -> None:
+    page = _page(browser)
+    _host_one_hand(page, site, "Ece", public=True)
+    table_id = _screen(page)["tableId"]
+    watcher = _page(browser)
+    watcher.goto(f"{site}/watch/{table_id}")
+    watcher.wait_for_selector(".table-screen[data-hand]:not([data-hand=''])")
+    assert watcher.locator(".seat").count() == 4
+    assert watcher.locator(".rack").count() == 0
+    assert watcher.locator(".spectator").count() == 1
+    assert table_id in watcher.locator(".watching").inner_text()
+    # The player's move reaches the spectator's page.
+    _play_one_move(page)
+    _play_one_move(page)
+    watcher.wait_for_function(
+        "n => Number(document.querySelector('.table-screen').dataset.stateVersion) >= n",
+        arg=int(_screen(page)["stateVersion"]),
+    )
+    watcher.context.close()
     page.context.close()

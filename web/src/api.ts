@@ -33,6 +33,9 @@ const transport = createConnectTransport({
   interceptors: [auth],
   // JSON is what a person debugging the page can read in the network tab; the edge speaks both.
   useBinaryFormat: false,
+  // A unary call that hangs (a server stuck under load) is given up and retried (same request
+  // id); WatchTable passes timeoutMs 0 (none).
+  defaultTimeoutMs: 15_000,
 });
 
 export const lobby: Client<typeof LobbyService> = createClient(LobbyService, transport);

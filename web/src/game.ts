@@ -125,6 +125,9 @@ export class Game {
 
   private onItem(item: WatchTableResponse): void {
     if (item.item.case === "view") {
+      // Only the stream's own items move the resume point: a view fetched on the side may be
+      // ahead of the stream, whose events up to it must still be seen (HAND_ENDED...).
+      this.state.lastSequence = item.item.value.asOfSequence;
       this.takeView(item.item.value);
       return;
     }
@@ -162,7 +165,6 @@ export class Game {
   private takeView(view: SeatView): void {
     if (this.state.view && view.stateVersion < this.state.view.stateVersion) return;
     this.state.view = view;
-    if (view.asOfSequence > this.state.lastSequence) this.state.lastSequence = view.asOfSequence;
     if (!this.spectator) {
       const fresh = this.rack.sync(view.handId, view.rack.map((r) => r.tile!.id));
       if (fresh) this.rack.sort(this.rackTiles(), false);
@@ -325,20 +327,19 @@ export class Game {
   best(): void {
     const opening = this.state.hints?.opening;
     if (!opening) return;
-    const melds = opening.canOpenWithRuns || !opening.canOpenWithPairs ? opening.runsAndSets : opening.pairs;
-    if (!opening.canOpenWithRuns && !opening.canOpenWithPairs) {
-      this.state.message = {
-        text: t("no_opening", { value: opening.runsAndSetsValue, pairs: opening.pairCount }),
-        error: false,
-      };
+    const minimum = this.state.view?.rules?.openingMinPoints ?? 101;
+    const minPairs = this.state.view?.rules?.openingMinPairs ?? 5;
+    const byPairs = !opening.canOpenWithRuns && opening.canOpenWithPairs;
+    let text: string;
+    if (opening.canOpenWithRuns) {
+      text = t("best_opening", { value: opening.runsAndSetsValue, minimum, count: opening.runsAndSets.length });
+    } else if (byPairs) {
+      text = t("best_pairs", { count: opening.pairCount, minimum: minPairs });
     } else {
-      this.state.message = {
-        text: opening.canOpenWithRuns
-          ? t("best_opening", { value: opening.runsAndSetsValue, count: opening.runsAndSets.length })
-          : t("best_pairs", { count: opening.pairCount }),
-        error: false,
-      };
+      text = t("no_opening", { value: opening.runsAndSetsValue, minimum, pairs: opening.pairCount, min_pairs: minPairs });
     }
+    this.state.message = { text, error: false, reason: "BEST_OPENING" };
+    const melds = byPairs ? opening.pairs : opening.runsAndSets;
     this.state.groups = melds.map((m) => m.tiles.map((mt) => mt.tile!.id));
     this.state.selected = [];
     this.selectionChanged();

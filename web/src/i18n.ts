@@ -26,6 +26,7 @@ const CATALOGUE: Record<string, Record<Language, string>> = {
   level_normal: { en: "normal", tr: "orta" },
   level_hard: { en: "hard", tr: "zor" },
   host: { en: "Host the table", tr: "Masayı kur" },
+  public_table: { en: "Public: anyone may watch", tr: "Herkese açık: herkes izleyebilir" },
   join: { en: "Find a table", tr: "Masa bul" },
   queue_waiting: {
     en: "Looking for a table ({players} waiting); bots fill the empty seats at {time}.",
@@ -106,13 +107,16 @@ const CATALOGUE: Record<string, Record<Language, string>> = {
   opening_pairs: { en: "{count} pairs of {minimum}", tr: "{count} çift / {minimum}" },
   opening_ok: { en: "opens", tr: "açar" },
   best_opening: {
-    en: "Best opening: {value} points in {count} melds (selected; Open opens).",
-    tr: "En iyi açılış: {count} perde {value} puan (seçildi; Aç ile aç).",
+    en: "Best opening: {value} of {minimum} points in {count} melds (selected; Open opens).",
+    tr: "En iyi açılış: {count} perde {value} / {minimum} puan (seçildi; Aç ile aç).",
   },
-  best_pairs: { en: "Best opening: {count} pairs (selected; Open opens).", tr: "En iyi açılış: {count} çift (seçildi; Aç ile aç)." },
+  best_pairs: {
+    en: "Best opening: {count} of {minimum} pairs (selected; Open opens).",
+    tr: "En iyi açılış: {count} / {minimum} çift (seçildi; Aç ile aç).",
+  },
   no_opening: {
-    en: "No opening yet: at best {value} points or {pairs} pairs.",
-    tr: "Henüz açamazsın: en çok {value} puan ya da {pairs} çift.",
+    en: "No opening yet: at best {value} of {minimum} points or {pairs} of {min_pairs} pairs.",
+    tr: "Henüz açamazsın: en çok {value} / {minimum} puan ya da {pairs} / {min_pairs} çift.",
   },
   need_one_tile: { en: "Select exactly one tile.", tr: "Tek bir taş seç." },
   need_groups: { en: "Select tiles first (Group closes each group).", tr: "Önce taş seç (her grubu Grupla ile kapat)." },

@@ -76,6 +76,7 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
   const hostPreset = select("host-preset", PRESETS, RulePreset.BOOMBALA);
   const hands = h("input", { id: "hands", name: "hands", type: "number", min: 1, max: 11, value: 1, inputmode: "numeric" });
   const level = select("bot-level", LEVELS, BotLevel.NORMAL);
+  const open = h("input", { id: "public", name: "public", type: "checkbox" });
   const hostForm = h(
     "form",
     { class: "card host", "aria-label": t("host_table") },
@@ -86,6 +87,7 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
     hands,
     h("label", { for: "bot-level" }, t("bot_level")),
     level,
+    h("label", { class: "check", for: "public" }, open, ` ${t("public_table")}`),
     h("button", { type: "submit", class: "primary" }, t("host")),
   );
   hostForm.addEventListener("submit", (event) => {
@@ -98,7 +100,7 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
       lobby.hostTable({
         requestId,
         rules: { preset: Number(hostPreset.value) as RulePreset, matchEnd: MatchEnd.FIXED_HANDS, matchHands: count },
-        visibility: TableVisibility.PRIVATE,
+        visibility: open.checked ? TableVisibility.PUBLIC : TableVisibility.PRIVATE,
         hostSeat: 0,
         bots,
         startWhenFull: true,

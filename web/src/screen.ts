@@ -66,6 +66,7 @@ function draw(root: HTMLElement, game: Game, drag: DragState, rerender: () => vo
         game.spectator ? h("span", { class: "watching" }, t("watching", { table: state.tableId })) : "",
         h("span", { class: `whose${game.myTurn ? " mine" : ""}`, id: "whose" }, whose),
         h("span", { class: "timer", role: "timer", "aria-label": t("timer"), "data-deadline": deadline(view.turnDeadline) }),
+        game.spectator ? "" : h("a", { class: "watch-link", href: `/watch/${encodeURIComponent(state.tableId)}`, target: "_blank", rel: "noopener" }, t("watch_link")),
       ),
       seatsView(view, state.seat),
       centreView(view),
