@@ -92,7 +92,7 @@ const CATALOGUE: Record<string, Record<Language, string>> = {
   give_back: { en: "Give back", tr: "Geri ver" },
   show_indicator: { en: "Show indicator", tr: "Göstergeyi göster" },
   sort_runs: { en: "Sort by runs", tr: "Seri diz" },
-  sort_sets: { en: "Sort by sets", tr: "Çift/per diz" },
+  sort_sets: { en: "Sort by sets", tr: "Sayıya göre diz" },
   gap: { en: "Gap", tr: "Ara aç" },
   move_left: { en: "Move left", tr: "Sola al" },
   move_right: { en: "Move right", tr: "Sağa al" },
