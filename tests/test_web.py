@@ -105,16 +105,34 @@ def _wait_my_move_or_reveal(page: Page) -> str:
     return "reveal" if page.locator(".reveal").count() else _screen(page)["phase"]
 
 
-def _play_one_move(page: Page) -> bool:
-    """One move of the hint-driven strategy; False once the hand is revealed."""
+def _play_one_move(page: Page, plays: list[str] | None = None) -> bool:
+    """One move of the hint-driven strategy (a free discard outside the hints' best opening);
+    False once the hand is revealed. With ``plays``
+    (a list the moves beyond draw and discard are noted in) it also opens when the hints say it
+    can, and then lays off what they say fits."""
     phase = _wait_my_move_or_reveal(page)
     if phase == "reveal":
         return False
-    version = _screen(page)["stateVersion"]
+    screen = _screen(page)
+    version = screen["stateVersion"]
     if phase == "DRAW":
         page.locator('[data-move="draw"]').click()
+    elif plays and screen["canOpen"] == "true":
+        # The hints say an opening is possible: select the best one and open with it.
+        page.get_by_role("button", name="Best opening").click()
+        page.locator('[data-move="open"]').click()
+        plays.append("open")
+    elif plays and int(screen["layOffs"]) and "open" in plays:
+        # A tile the hints say a meld on the table takes: lay it off (choosing the first fit).
+        page.locator(".rack [data-fits]").first.click()
+        page.locator('[data-move="lay-off"]').click()
+        if page.locator(".choices .choice").count() > 1:
+            page.locator(".choices .choice").first.click()
+        plays.append("lay off")
     else:
-        free = page.locator('.rack [data-discard-cost="0"]')
+        free = page.locator('.rack [data-discard-cost="0"]:not([data-in-best])')
+        if not free.count():
+            free = page.locator('.rack [data-discard-cost="0"]')
         tile = free.last if free.count() else page.locator(".rack [data-discard-cost]").first
         tile.click()
         page.locator('[data-move="discard"]').click()
@@ -129,9 +147,9 @@ def _play_one_move(page: Page) -> bool:
     return True
 
 
-def _play_to_reveal(page: Page, shots: bool = False) -> None:
+def _play_to_reveal(page: Page, shots: bool = False, plays: list[str] | None = None) -> None:
     moves = 0
-    while _play_one_move(page):
+    while _play_one_move(page, plays):
         moves += 1
         if shots and moves == 6 and SCREENSHOTS:
             _wait_my_move_or_reveal(page)
@@ -166,7 +184,10 @@ def test_a_whole_hand_against_three_bots_to_the_reveal(site: str, browser: Any) 
     best = page.locator('.message[data-reason="BEST_OPENING"]')
     assert re.search(r"of (101 points|5 pairs)", best.inner_text()), best.inner_text()
     page.get_by_role("button", name="Clear").click()
-    _play_to_reveal(page, shots=True)
+    plays = ["start"]
+    _play_to_reveal(page, shots=True, plays=plays)
+    print("moves beyond draw and discard:", plays[1:])
+    assert not page.locator(".message.error").count(), page.locator(".message.error").inner_text()
     _assert_reveal(page)
     if SCREENSHOTS:
         page.locator(".reveal").scroll_into_view_if_needed()

@@ -74,14 +74,34 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+let renew: (() => Promise<void>) | undefined;
+let renewing = false;
+
+/** How to get a new token when one has run out (identity.ts: log in again as the kept guest). */
+export function setRenew(how: () => Promise<void>): void {
+  renew = how;
+}
+
 /** Call until it answers or is refused: retried unchanged while no server answers, backing off
- * from 0.2 s to 5 s (a move is never played twice: its request id is the same each time). */
+ * from 0.2 s to 5 s (a move is never played twice: its request id is the same each time); a
+ * token that ran out is renewed once and the call sent again. */
 export async function retrying<T>(call: () => Promise<T>, attempts = 40): Promise<T> {
   let wait = 200;
+  let renewed = false;
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();
     } catch (error) {
+      if (!renewed && !renewing && renew && accessToken && ConnectError.from(error).code === Code.Unauthenticated) {
+        renewed = true;
+        renewing = true;
+        try {
+          await renew();
+        } finally {
+          renewing = false;
+        }
+        continue;
+      }
       if (!isRetryable(error) || attempt >= attempts) throw error;
       await sleep(wait);
       wait = Math.min(wait * 2, 5000);

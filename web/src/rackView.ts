@@ -19,6 +19,7 @@ export function rackView(game: Game, drag: DragState, rerender: () => void): HTM
   const byId = new Map(view.rack.map((r) => [r.tile!.id, r]));
   const cost = new Map((hints?.discards ?? []).map((d) => [d.tile!.id, d.penaltyPoints]));
   const fits = new Set([...(hints?.layOffs ?? []), ...(hints?.okeys.flatMap((o) => o.layOffs) ?? [])].map((l) => l.tile!.id));
+  const best = new Set((hints?.opening?.runsAndSets ?? []).flatMap((m) => m.tiles.map((mt) => mt.tile!.id)));
   const grouped = new Map<number, number>();
   game.state.groups.forEach((group, index) => group.forEach((id) => grouped.set(id, index + 1)));
   const selected = new Set(game.state.selected);
@@ -59,6 +60,8 @@ export function rackView(game: Game, drag: DragState, rerender: () => void): HTM
       ].filter(Boolean);
       if (notes.length) button.setAttribute("aria-description", notes.join(", "));
       if (cost.has(tile.id)) button.dataset.discardCost = String(cost.get(tile.id));
+      if (fits.has(tile.id)) button.dataset.fits = "true";
+      if (best.has(tile.id)) button.dataset.inBest = "true";
       if (grouped.has(tile.id)) {
         button.dataset.group = String(grouped.get(tile.id));
         button.append(h("span", { class: "group-mark" }, String(grouped.get(tile.id))));

@@ -52,6 +52,9 @@ function draw(root: HTMLElement, game: Game, drag: DragState, rerender: () => vo
     "data-ready": String(!!view && !state.busy && (game.spectator || state.hintsVersion === view.stateVersion || view.phase === Phase.ENDED)),
     "data-state-version": view ? String(view.stateVersion) : "",
     "data-hand": view ? view.handNumber : "",
+    // What the hints allow now (for a person the buttons and marks say it; for the tests, this).
+    "data-can-open": String(!!state.hints?.toMove && !!state.hints.opening?.canOpenNow),
+    "data-lay-offs": state.hints?.toMove ? state.hints.layOffs.length : 0,
   });
   if (state.reconnecting) screen.append(h("p", { class: "banner", role: "status" }, t("reconnecting")));
   if (!view) {
