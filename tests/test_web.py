@@ -314,3 +314,16 @@ def test_a_spectator_watches_a_public_table(site: str, browser: Any) -> None:
     )
     watcher.context.close()
     page.context.close()
+
+
+def test_a_quick_match_seats_the_guest_at_a_table(site: str, browser: Any) -> None:
+    page = _page(browser)
+    page.goto(site + "/")
+    page.get_by_role("textbox", name="Your name").fill("Filiz")
+    page.locator("form.name button[type=submit]").click()
+    page.get_by_role("button", name="Find a table").click()  # bots fill the seats at once
+    page.wait_for_url("**/table/**")
+    page.wait_for_selector(".table-screen[data-hand]:not([data-hand=''])")
+    assert page.locator(".rack .tile").count() in (21, 22)
+    assert page.locator(".seat.mine h2").inner_text() == "Filiz"
+    page.context.close()
