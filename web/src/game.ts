@@ -123,6 +123,11 @@ export class Game {
     this.abort.abort();
   }
 
+  /** Draw the screen again (the language changed). */
+  refresh(): void {
+    this.changed();
+  }
+
   private onItem(item: WatchTableResponse): void {
     if (item.item.case === "view") {
       // Only the stream's own items move the resume point: a view fetched on the side may be
@@ -164,6 +169,8 @@ export class Game {
 
   private takeView(view: SeatView): void {
     if (this.state.view && view.stateVersion < this.state.view.stateVersion) return;
+    // Arriving at a hand already over (a reload after it): its reveal is what there is to see.
+    if (!this.state.view && view.phase === Phase.ENDED && view.result) this.state.showReveal = true;
     this.state.view = view;
     if (!this.spectator) {
       const fresh = this.rack.sync(view.handId, view.rack.map((r) => r.tile!.id));

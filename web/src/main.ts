@@ -60,6 +60,15 @@ async function enter(tableId: string, seat: number | undefined): Promise<void> {
 for (const button of document.querySelectorAll<HTMLButtonElement>("[data-lang]")) {
   button.addEventListener("click", () => setLanguage(button.dataset.lang as Language));
 }
-onLanguageChange(route);
+onLanguageChange(() => {
+  // At a table the screen is drawn again in the new language, the stream kept open.
+  if (!game) return route();
+  document.documentElement.lang = language();
+  document.getElementById("title")!.textContent = t("title");
+  for (const button of document.querySelectorAll<HTMLButtonElement>("[data-lang]")) {
+    button.setAttribute("aria-pressed", String(button.dataset.lang === language()));
+  }
+  game.refresh();
+});
 window.addEventListener("popstate", route);
 route();

@@ -29,8 +29,8 @@ export function seatsView(view: SeatView, mySeat: number | undefined): HTMLEleme
     ].filter(Boolean);
     const discards = h("ol", { class: "discards", "aria-label": t("discards_of", { name: seatName(view, seat) }) });
     if (!side.discards.length) discards.append(h("li", { class: "none" }, t("no_discard")));
-    // The last few only: the top one is the one that matters, the rest is memory.
-    for (const tile of side.discards.slice(-6)) discards.append(h("li", {}, tileElement(tile, { small: true })));
+    // Oldest first: the last one (outlined) is what the next seat may take.
+    for (const tile of side.discards) discards.append(h("li", {}, tileElement(tile, { small: true })));
     list.append(
       h(
         "article",
