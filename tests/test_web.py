@@ -227,6 +227,22 @@ def test_a_refused_move_shows_the_engines_sentence(site: str, browser: Any) -> N
     page.keyboard.press("Shift+ArrowLeft")
     moved = page.locator(f'.rack [data-tile-id="{tile_id}"]')
     assert int(moved.evaluate("t => t.parentElement.dataset.slot")) == slot - 1
+    # The keyboard plays the turn: c draws; Space on a focused tile selects it; x discards it.
+    page.keyboard.press("Escape")
+    page.keyboard.press("c")
+    assert _wait_my_move_or_reveal(page) == "PLAY"
+    before = _screen(page)["stateVersion"]
+    free = page.locator('.rack [data-discard-cost="0"]').last
+    free.focus()
+    page.keyboard.press("Space")
+    assert free.get_attribute("aria-pressed") == "true"
+    page.keyboard.press("x")
+    page.wait_for_function(
+        "v => { const s = document.querySelector('.table-screen');"
+        " return !!document.querySelector('.reveal') || s.dataset.stateVersion !== v; }",
+        arg=before,
+    )
+    assert not page.locator(".message.error").count()
     page.context.close()
 
 

@@ -98,8 +98,8 @@ const CATALOGUE: Record<string, Record<Language, string>> = {
   move_right: { en: "Move right", tr: "Sağa al" },
   sending: { en: "Sending…", tr: "Gönderiliyor…" },
   selection_none: {
-    en: "Click tiles to select them; Group closes a group; Open or Meld lays them down.",
-    tr: "Taşlara tıklayıp seç; Grupla grubu kapatır; Aç ya da Per koy ile masaya indir.",
+    en: "Click tiles to select them; Group closes a group; Open or Meld lays them down. Keys: c draw, a take, g group, b best, o open, m meld, l lay off, k okey back, x discard, Esc clear.",
+    tr: "Taşlara tıklayıp seç; Grupla grubu kapatır; Aç ya da Per koy ile masaya indir. Tuşlar: c çek, a al, g grupla, b en iyi, o aç, m per koy, l işle, k okeyi al, x at, Esc temizle.",
   },
   selected: { en: "Selected: {tiles}", tr: "Seçili: {tiles}" },
   groups: { en: "Groups: {groups}", tr: "Gruplar: {groups}" },

@@ -4,6 +4,7 @@
 import { Phase } from "./gen/okey/v1/common_pb.js";
 import { controlsView } from "./controls.js";
 import { h } from "./dom.js";
+import { bindKeys } from "./keys.js";
 import { seatName } from "./events.js";
 import { Game } from "./game.js";
 import { t } from "./i18n.js";
@@ -34,7 +35,11 @@ export function mountTable(root: HTMLElement, tableId: string, seat: number | un
   };
   const game = new Game(tableId, seat, render);
   const timer = window.setInterval(() => updateTimer(root, game), 500);
-  void game.start().finally(() => window.clearInterval(timer));
+  const unbind = bindKeys(game);
+  void game.start().finally(() => {
+    window.clearInterval(timer);
+    unbind();
+  });
   render();
   return game;
 }
