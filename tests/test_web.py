@@ -152,7 +152,8 @@ def _play_to_reveal(page: Page, shots: bool = False, plays: list[str] | None = N
     while _play_one_move(page, plays):
         moves += 1
         if shots and moves == 6 and SCREENSHOTS:
-            _wait_my_move_or_reveal(page)
+            if _wait_my_move_or_reveal(page) != "reveal":
+                page.get_by_role("button", name="Sort by runs").click()
             page.screenshot(path=str(Path(SCREENSHOTS) / "web-hand.png"))
         assert moves < 200, "the hand did not end"
 
@@ -295,7 +296,8 @@ def test_phone_size_in_turkish(site: str, browser: Any) -> None:
     assert page.get_by_role("button", name="Ortadan çek").count() == 1
     assert page.get_by_role("button", name="Seçili taşı at").count() == 1
     if SCREENSHOTS:
-        _wait_my_move_or_reveal(page)
+        if _wait_my_move_or_reveal(page) != "reveal":
+            page.get_by_role("button", name="Seri diz").click()
         page.screenshot(path=str(Path(SCREENSHOTS) / "web-phone.png"), full_page=True)
     while _wait_my_move_or_reveal(page) != "DRAW":
         _play_one_move(page)
