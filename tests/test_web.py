@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from okey101.stack import FAST, local_stack, start_edge
+from okey101.stack import FAST, LocalStack, local_stack, start_edge, wait_http
 
 pytestmark = pytest.mark.slow
 
@@ -39,11 +39,20 @@ playwright_sync = pytest.importorskip("playwright.sync_api", reason="pip install
 Page = Any
 
 
+#: The edge serves the built page; it drains at once when a test stops it.
+EDGE_ENV = {"OKEY_WEB_DIR": str(WEB_DIST), "OKEY_DRAIN_SECONDS": "0", "OKEY_GRACE_SECONDS": "1"}
+
+
 @pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    with local_stack(env=FAST) as stack:
-        edge = start_edge(stack, env={"OKEY_WEB_DIR": str(WEB_DIST)})
-        yield f"http://127.0.0.1:{edge.port}"
+def stack() -> Iterator[LocalStack]:
+    with local_stack(env=FAST) as services:
+        start_edge(services, env=EDGE_ENV)
+        yield services
+
+
+@pytest.fixture(scope="module")
+def site(stack: LocalStack) -> str:
+    return f"http://127.0.0.1:{stack.ports['edge'][0]}"
 
 
 @pytest.fixture(scope="module")
@@ -344,4 +353,36 @@ def test_a_quick_match_seats_the_guest_at_a_table(site: str, browser: Any) -> No
     page.wait_for_selector(".table-screen[data-hand]:not([data-hand=''])")
     assert page.locator(".rack .tile").count() in (21, 22)
     assert page.locator(".seat.mine h2").inner_text() == "Filiz"
+    page.context.close()
+
+
+def test_a_dropped_connection_resumes_without_a_lost_move(
+    stack: LocalStack, site: str, browser: Any
+) -> None:
+    page = _page(browser)
+    _host_one_hand(page, site, "Gül")
+    while (phase := _wait_my_move_or_reveal(page)) != "PLAY":
+        if phase == "reveal":
+            pytest.skip("the bots ended the hand before the guest's second turn")
+        _play_one_move(page)
+    turns = int(page.locator(".seat.mine").get_attribute("data-turns") or "x")
+    tile = page.locator('.rack [data-discard-cost="0"]').last
+    tile_id = tile.get_attribute("data-tile-id")
+    tile.click()
+    # The edge goes away: the stream breaks and the discard finds no server.
+    stack.stop("edge")
+    page.locator('[data-move="discard"]').click()
+    page.locator(".banner").wait_for()  # "reconnecting"
+    assert page.evaluate("localStorage.getItem('okey101.pending')")
+    # Back on the same port: the discard is sent again under its request id and played once;
+    # the stream resumes after the last event it delivered, the bots' turns included.
+    edge = stack.start("edge")
+    wait_http(f"{site}/readyz", timeout=60, process=edge.process)
+    if _wait_my_move_or_reveal(page) == "reveal":
+        return
+    assert int(page.locator(".seat.mine").get_attribute("data-turns") or "x") == turns + 1
+    assert page.locator(f'.rack [data-tile-id="{tile_id}"]').count() == 0
+    assert page.evaluate("localStorage.getItem('okey101.pending')") is None
+    assert page.locator(".banner").count() == 0
+    assert page.locator(".log li").count() > 1
     page.context.close()

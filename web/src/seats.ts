@@ -37,6 +37,7 @@ export function seatsView(view: SeatView, mySeat: number | undefined): HTMLEleme
         {
           class: `seat${turn ? " turn" : ""}${you ? " mine" : ""}`,
           "data-seat": seat,
+          "data-turns": side.turnsPlayed,
           "aria-current": turn ? "true" : undefined,
           "aria-label": seatName(view, seat),
         },
