@@ -139,6 +139,16 @@ def _play_one_move(page: Page, plays: list[str] | None = None) -> bool:
             page.locator(".choices .choice").first.click()
         plays.append("lay off")
     else:
+        costly = page.locator('.rack [data-discard-cost]:not([data-discard-cost="0"])')
+        if plays and "asked" not in plays and costly.count():
+            # A +101 discard asks first; "Keep it" keeps the tile and the turn.
+            costly.first.click()
+            page.locator('[data-move="discard"]').click()
+            page.get_by_role("alertdialog").wait_for()
+            page.get_by_role("button", name="Keep it").click()
+            assert _screen(page)["stateVersion"] == version
+            page.keyboard.press("Escape")
+            plays.append("asked")
         free = page.locator('.rack [data-discard-cost="0"]:not([data-in-best])')
         if not free.count():
             free = page.locator('.rack [data-discard-cost="0"]')
