@@ -23,7 +23,7 @@ export function controlsView(game: Game, rerender: () => void): HTMLElement {
   const takeable = view.takeable?.notation ? view.takeable : undefined;
   const moves = h(
     "div",
-    { class: "controls moves", role: "toolbar", "aria-label": t("turn_you", { phase: "" }).replace(/[:\s]+$/, "") },
+    { class: "controls moves", role: "toolbar", "aria-label": t("moves") },
     button("draw", t("draw_label"), () => game.draw(), mine && drawing, { text: t("draw") }),
     button("take", t("take_label"), () => game.take(), mine && drawing && !!takeable, {
       text: takeable ? t("take", { tile: tileName(takeable) }) : t("take_label"),

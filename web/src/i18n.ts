@@ -41,6 +41,10 @@ const CATALOGUE: Record<string, Record<Language, string>> = {
   table_closed: { en: "The table was closed.", tr: "Masa kapatıldı." },
   invite: { en: "Invite code {code}", tr: "Davet kodu {code}" },
   watch_link: { en: "Spectator page", tr: "İzleyici sayfası" },
+  // Regions of the table screen.
+  seats: { en: "Seats", tr: "Koltuklar" },
+  moves: { en: "Moves", tr: "Hamleler" },
+  log: { en: "What happened", tr: "Olanlar" },
   // Seats.
   seat_label: { en: "Seat {seat}", tr: "{seat}. koltuk" },
   you: { en: "you", tr: "sen" },

@@ -108,7 +108,7 @@ function draw(root: HTMLElement, game: Game, drag: DragState, rerender: () => vo
     screen.append(h("p", { class: "spectator" }, t("spectator_rack")));
   }
   if (state.log.length) {
-    const log = h("ol", { class: "log", "aria-label": "log" });
+    const log = h("ol", { class: "log", "aria-label": t("log") });
     for (const line of state.log) log.append(h("li", {}, line));
     screen.append(log);
   }

@@ -7,7 +7,7 @@ import { t } from "./i18n.js";
 import { tileElement } from "./tiles.js";
 
 export function seatsView(view: SeatView, mySeat: number | undefined): HTMLElement {
-  const list = h("section", { class: "seats", "aria-label": t("seat_label", { seat: "" }).trim() });
+  const list = h("section", { class: "seats", "aria-label": t("seats") });
   // Your own seat last (nearest the rack); the others in playing order after it.
   const order = [1, 2, 3, 0].map((step) => ((mySeat ?? 0) + step) % 4);
   for (const seat of order) {
