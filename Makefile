@@ -10,18 +10,29 @@ GEN := build/gen
 GEN_STAMP := $(GEN)/.generated
 # The tag the stable API is checked against (make lint: buf breaking).
 API_TAG := api-v1
+# The web client (web/, docs/web.md): its npm packages are installed again only when
+# package-lock.json is newer than their stamp, and the page (web/dist, which the edge serves
+# at /) is built again only when a source, a build setting or a proto is newer than its stamp.
+WEB_DEPS := web/node_modules/.installed
+WEB_BUILT := web/dist/.built
+WEB_SOURCES := $(shell find web/src -type f -not -path 'web/src/gen/*' 2>/dev/null) \
+	web/index.html web/package.json web/tsconfig.json web/vite.config.ts web/buf.gen.yaml
+THIRD_PARTY_PROTOS := $(wildcard protos/third_party/google/rpc/*.proto)
 
-.PHONY: help install gen run test lint typecheck unit bench clean docs k8s soak screenshot
+.PHONY: help install gen run test lint typecheck unit bench clean docs k8s soak screenshot web \
+	web-screenshots
 
 help:
 	@echo "make run    set up and start the stack (services arrive issue by issue)"
 	@echo "make test   set up, lint, type-check and run the tests"
 	@echo "make lint   ruff, mypy and buf lint only"
 	@echo "make gen    generate the gRPC code from protos/ into build/gen"
+	@echo "make web    build the web client (web/ -> web/dist, served by the edge at /)"
 	@echo "make bench  benchmarks that print figures"
 	@echo "make soak   the long versions of the abuse and fault tests, and a 30-minute load run"
 	@echo "make docs   regenerate docs/api.md from the protos' comments"
 	@echo "make screenshot  redraw docs/terminal-client.svg (the README's) from a real position"
+	@echo "make web-screenshots  redraw docs/web-*.png (the README's) from a hand played in chromium"
 	@echo "make k8s    render every k8s/ overlay into build/k8s/<overlay>.yaml"
 
 $(BIN)/python:
@@ -50,6 +61,21 @@ gen: $(GEN_STAMP)
 
 install: $(STAMP) gen
 
+# npm ci installs exactly package-lock.json. A machine without Node gets a line saying so and
+# no page (the browser tests then skip, saying why); every Python target still works.
+$(WEB_DEPS): web/package-lock.json
+	@if ! command -v npm >/dev/null 2>&1; then \
+		echo "npm not found: the web client is not built (docs/web.md)"; \
+	else \
+		cd web && npm ci --no-audit --no-fund && touch $(abspath $@); \
+	fi
+
+# buf generate (protos -> web/src/gen), tsc --noEmit, vite build (-> web/dist): npm run build.
+$(WEB_BUILT): $(WEB_DEPS) $(WEB_SOURCES) $(PROTOS) $(THIRD_PARTY_PROTOS)
+	@if [ -f $(WEB_DEPS) ]; then cd web && npm run build && touch $(abspath $@); fi
+
+web: $(WEB_BUILT)
+
 lint: install
 	$(BIN)/ruff check services tests
 	$(BIN)/mypy -p okey101
@@ -72,7 +98,7 @@ lint: install
 	$(BIN)/hadolint Dockerfile
 
 # pytest's exit 5 means it collected no tests: say so rather than fail the build.
-unit: install
+unit: install web
 	$(BIN)/pytest -n 2 -q || { status=$$?; [ $$status -eq 5 ] && echo "pytest: no tests collected" || exit $$status; }
 
 test: lint unit
@@ -86,7 +112,7 @@ soak: install
 	OKEY_SOAK=1 $(BIN)/pytest -n 2 -q tests/test_faults.py
 	$(BIN)/okey101 bench load --tables 60 --minutes 30 --pace 0.5 --json
 
-run: install
+run: install web
 	$(BIN)/okey101 up
 
 bench: install
@@ -120,9 +146,15 @@ screenshot: install
 	OKEY_SCREENSHOT=$(abspath docs/terminal-client.svg) $(BIN)/pytest -q -p no:xdist \
 		tests/test_client_ui.py -k readme_screenshot
 
+# The README's screenshots of the web client (docs/web-hand.png, web-reveal.png, web-phone.png),
+# taken by the browser tests from a hand played against bots.
+web-screenshots: install web
+	OKEY_WEB_SCREENSHOTS=$(abspath docs) $(BIN)/pytest -q -p no:xdist tests/test_web.py \
+		-k "whole_hand or phone"
+
 # The API reference, generated from the protos' comments (a test checks it is up to date).
 docs: install
 	$(BIN)/python -m okey101.apidocs --out docs/api.md
 
 clean:
-	rm -rf $(VENV) build .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) build .mypy_cache .ruff_cache .pytest_cache web/node_modules web/dist web/src/gen

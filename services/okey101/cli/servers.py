@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from okey101.cli.command import PROG, CommandError, Commands
 from okey101.services import EDGE, SERVED_BY, SERVICES, built_services
@@ -125,6 +126,14 @@ def _up(args: argparse.Namespace) -> int:
             print(f"  {name:<8} 127.0.0.1:{port}   http://127.0.0.1:{metrics}/metrics")
         print(f"  {EDGE:<8} http://127.0.0.1:{edge_port}   http://127.0.0.1:{edge_metrics}/metrics")
         print("           (Connect and gRPC-Web, for browsers and curl: docs/edge.md)")
+        # The edge serves the web client's built page at / when it is there (make web).
+        web_dir = Path(
+            os.environ.get("OKEY_EDGE_WEB_DIR") or os.environ.get("OKEY_WEB_DIR") or "web/dist"
+        )
+        if (web_dir / "index.html").is_file():
+            print(f"Play in a browser: http://127.0.0.1:{edge_port}/  (docs/web.md)")
+        else:
+            print(f"  the web page is not built ({web_dir}): make web  (docs/web.md)")
         if "lobby" in names:
             print(f"  the lobby's JWKS: http://127.0.0.1:{ports.jwks}/.well-known/jwks.json")
         missing = [name for name in SERVICES if name not in names]

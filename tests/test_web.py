@@ -1,0 +1,398 @@
+"""The web client (web/, docs/web.md) in a real browser: Debian's chromium driven by Playwright,
+against the real stack (``okey101 serve`` for every service, on free ports) and the edge serving
+the built page (web/dist). A guest hosts a one-hand private table with three bots and plays it
+to the reveal with a hint-driven strategy (draw; discard the cheapest tile the hints list); a
+refused move shows the engine's sentence; a reload mid-hand comes back to the same seat; the
+page works at phone size and in Turkish. ``OKEY_WEB_SCREENSHOTS=DIR`` also saves the README's
+screenshots there (``make web-screenshots``)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from okey101.stack import FAST, LocalStack, local_stack, start_edge, wait_http
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+WEB_DIST = ROOT / "web" / "dist"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SCREENSHOTS = os.environ.get("OKEY_WEB_SCREENSHOTS", "")
+#: How long a whole hand may take in the browser (the bots move at once: FAST).
+HAND_TIMEOUT_MS = 120_000
+
+if not Path(CHROMIUM).exists() or not (WEB_DIST / "index.html").exists():
+    pytest.skip(
+        f"the web tests need chromium ({CHROMIUM}: apt-get install chromium) and the built page "
+        f"({WEB_DIST}: make web)",
+        allow_module_level=True,
+    )
+
+playwright_sync = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[test]'")
+Page = Any
+
+
+#: The edge serves the built page; it drains at once when a test stops it.
+EDGE_ENV = {"OKEY_WEB_DIR": str(WEB_DIST), "OKEY_DRAIN_SECONDS": "0", "OKEY_GRACE_SECONDS": "1"}
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    with local_stack(env=FAST) as services:
+        start_edge(services, env=EDGE_ENV)
+        yield services
+
+
+@pytest.fixture(scope="module")
+def site(stack: LocalStack) -> str:
+    return f"http://127.0.0.1:{stack.ports['edge'][0]}"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_sync.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"]
+        )
+        yield chromium
+        chromium.close()
+
+
+def _page(browser: Any, *, phone: bool = False, locale: str = "en-GB") -> Page:
+    viewport = {"width": 375, "height": 812} if phone else {"width": 1280, "height": 900}
+    context = browser.new_context(
+        viewport=viewport, locale=locale, is_mobile=phone, has_touch=phone
+    )
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    page.on("pageerror", lambda error: print(f"page error: {error}"))
+    page.on("console", lambda message: print(f"console: {message.text}"))
+    return page
+
+
+def _host_one_hand(page: Page, site: str, name: str, public: bool = False) -> None:
+    """Log in as a new guest and host a one-hand table (private unless said) with three bots."""
+    page.goto(site + "/")
+    label = "Adın" if _lang(page) == "tr" else "Your name"
+    page.get_by_role("textbox", name=label).fill(name)
+    page.locator("form.name button[type=submit]").click()
+    page.locator("form.host").wait_for()
+    page.locator("#hands").fill("1")
+    if public:
+        page.locator("#public").check()
+    page.locator("form.host button[type=submit]").click()
+    page.wait_for_url("**/table/**")
+    page.wait_for_selector(".table-screen[data-hand]:not([data-hand=''])")
+
+
+def _lang(page: Page) -> str:
+    return str(page.evaluate("document.documentElement.lang"))
+
+
+def _screen(page: Page) -> dict[str, str]:
+    return dict(page.eval_on_selector(".table-screen", "e => ({...e.dataset})"))
+
+
+def _wait_my_move_or_reveal(page: Page) -> str:
+    """Until it is this seat's move (view and hints up to date) or the hand is revealed."""
+    page.wait_for_function(
+        """() => {
+            const s = document.querySelector('.table-screen');
+            if (!s) return false;
+            if (document.querySelector('.reveal')) return true;
+            return s.dataset.myTurn === 'true' && s.dataset.ready === 'true';
+        }""",
+        timeout=HAND_TIMEOUT_MS,
+    )
+    return "reveal" if page.locator(".reveal").count() else _screen(page)["phase"]
+
+
+def _play_one_move(page: Page, plays: list[str] | None = None) -> bool:
+    """One move of the hint-driven strategy (a free discard outside the hints' best opening);
+    False once the hand is revealed. With ``plays``
+    (a list the moves beyond draw and discard are noted in) it also opens when the hints say it
+    can, and then lays off what they say fits."""
+    phase = _wait_my_move_or_reveal(page)
+    if phase == "reveal":
+        return False
+    screen = _screen(page)
+    version = screen["stateVersion"]
+    if phase == "DRAW":
+        page.locator('[data-move="draw"]').click()
+    elif plays and screen["canOpen"] == "true":
+        # The hints say an opening is possible: select the best one and open with it.
+        page.get_by_role("button", name="Best opening").click()
+        page.locator('[data-move="open"]').click()
+        plays.append("open")
+    elif plays and int(screen["layOffs"]) and "open" in plays:
+        # A tile the hints say a meld on the table takes: lay it off (choosing the first fit).
+        page.locator(".rack [data-fits]").first.click()
+        page.locator('[data-move="lay-off"]').click()
+        if page.locator(".choices .choice").count() > 1:
+            page.locator(".choices .choice").first.click()
+        plays.append("lay off")
+    else:
+        costly = page.locator('.rack [data-discard-cost]:not([data-discard-cost="0"])')
+        if plays and "asked" not in plays and costly.count():
+            # A +101 discard asks first; "Keep it" keeps the tile and the turn.
+            costly.first.click()
+            page.locator('[data-move="discard"]').click()
+            page.get_by_role("alertdialog").wait_for()
+            page.get_by_role("button", name="Keep it").click()
+            assert _screen(page)["stateVersion"] == version
+            page.keyboard.press("Escape")
+            plays.append("asked")
+        free = page.locator('.rack [data-discard-cost="0"]:not([data-in-best])')
+        if not free.count():
+            free = page.locator('.rack [data-discard-cost="0"]')
+        tile = free.last if free.count() else page.locator(".rack [data-discard-cost]").first
+        tile.click()
+        page.locator('[data-move="discard"]').click()
+        if page.locator(".overlay.confirm").count():
+            page.locator(".overlay.confirm .danger").click()
+    page.wait_for_function(
+        "v => { const s = document.querySelector('.table-screen');"
+        " return !!document.querySelector('.reveal') || (s && s.dataset.stateVersion !== v); }",
+        arg=version,
+        timeout=HAND_TIMEOUT_MS,
+    )
+    return True
+
+
+def _play_to_reveal(page: Page, shots: bool = False, plays: list[str] | None = None) -> None:
+    moves = 0
+    while _play_one_move(page, plays):
+        moves += 1
+        if shots and moves == 6 and SCREENSHOTS:
+            if _wait_my_move_or_reveal(page) != "reveal":
+                page.get_by_role("button", name="Sort by runs").click()
+            page.screenshot(path=str(Path(SCREENSHOTS) / "web-hand.png"))
+        assert moves < 200, "the hand did not end"
+
+
+def _assert_reveal(page: Page) -> None:
+    reveal = page.locator(".reveal")
+    reveal.wait_for()
+    scores = reveal.locator(".score")
+    assert scores.count() == 4
+    for index in range(4):
+        score = scores.nth(index)
+        points = int(score.get_attribute("data-points") or "x")
+        assert f"= {points}" in score.locator(".lines").inner_text()
+    # The one-hand match ends with it: the result and its score sheet.
+    page.locator(".result").wait_for(timeout=HAND_TIMEOUT_MS)
+    assert page.locator(".result .sheet").count() == 1
+
+
+def test_a_whole_hand_against_three_bots_to_the_reveal(site: str, browser: Any) -> None:
+    page = _page(browser)
+    _host_one_hand(page, site, "Ayla")
+    # The page shows what the view holds: four seats, the indicator and okey, the rack.
+    assert page.locator(".seat").count() == 4
+    assert page.locator(".centre .tile").count() == 1
+    assert page.locator(".okey-face").get_attribute("data-okey") not in ("", "?")
+    assert page.locator(".rack .tile").count() in (21, 22)
+    # The best opening is one click away, its value shown against 101 points (or 5 pairs).
+    page.get_by_role("button", name="Best opening").click()
+    best = page.locator('.message[data-reason="BEST_OPENING"]')
+    assert re.search(r"of (101 points|5 pairs)", best.inner_text()), best.inner_text()
+    page.get_by_role("button", name="Clear").click()
+    plays = ["start"]
+    _play_to_reveal(page, shots=True, plays=plays)
+    print("moves beyond draw and discard:", plays[1:])
+    assert not page.locator(".message.error").count(), page.locator(".message.error").inner_text()
+    _assert_reveal(page)
+    if SCREENSHOTS:
+        page.locator(".reveal").scroll_into_view_if_needed()
+        page.screenshot(path=str(Path(SCREENSHOTS) / "web-reveal.png"))
+    # The guest is kept: the next visit is the same player, already logged in.
+    identity = page.evaluate("JSON.parse(localStorage.getItem('okey101.identity'))")
+    assert identity["guestSecret"] and identity["displayName"] == "Ayla"
+    page.locator(".result ~ button.primary").click()
+    page.locator("form.host").wait_for()
+    assert "Ayla" in page.locator(".lobby .status").inner_text()
+    page.context.close()
+
+
+def test_a_refused_move_shows_the_engines_sentence(site: str, browser: Any) -> None:
+    page = _page(browser)
+    _host_one_hand(page, site, "Berk")
+    while _wait_my_move_or_reveal(page) != "DRAW":  # the starter discards first: play that
+        _play_one_move(page)
+    # A discard before drawing: the table refuses it with the rules' reason and sentence.
+    page.locator(".rack .tile:not(.costly)").first.click()
+    page.locator('[data-move="discard"]').click()
+    alert = page.locator(".message.error")
+    alert.wait_for()
+    assert alert.get_attribute("data-reason") == "MUST_DRAW_FIRST"
+    assert "Take a tile first" in alert.inner_text()
+    # The rack is the player's to arrange: a tile dragged to the last slot stays there; with
+    # the keyboard, Shift+← moves the focused tile one slot left.
+    first = page.locator(".rack .tile").first
+    tile_id = first.get_attribute("data-tile-id")
+    first.drag_to(page.locator(".rack .slot").last)
+    moved = page.locator(f'.rack [data-tile-id="{tile_id}"]')
+    assert moved.evaluate("t => t.parentElement.dataset.slot") == str(
+        page.locator(".rack .slot").count() - 2
+    ) or moved.evaluate("t => !t.parentElement.nextElementSibling.firstChild")
+    slot = int(moved.evaluate("t => t.parentElement.dataset.slot"))
+    moved.focus()
+    page.keyboard.press("Shift+ArrowLeft")
+    moved = page.locator(f'.rack [data-tile-id="{tile_id}"]')
+    assert int(moved.evaluate("t => t.parentElement.dataset.slot")) == slot - 1
+    # The keyboard plays the turn: c draws; Space on a focused tile selects it; x discards it.
+    page.keyboard.press("Escape")
+    page.keyboard.press("c")
+    assert _wait_my_move_or_reveal(page) == "PLAY"
+    before = _screen(page)["stateVersion"]
+    free = page.locator('.rack [data-discard-cost="0"]').last
+    free.focus()
+    page.keyboard.press("Space")
+    assert free.get_attribute("aria-pressed") == "true"
+    page.keyboard.press("x")
+    page.wait_for_function(
+        "v => { const s = document.querySelector('.table-screen');"
+        " return !!document.querySelector('.reveal') || s.dataset.stateVersion !== v; }",
+        arg=before,
+    )
+    assert not page.locator(".message.error").count()
+    page.context.close()
+
+
+def test_a_reload_mid_hand_resumes_the_same_seat(site: str, browser: Any) -> None:
+    page = _page(browser)
+    _host_one_hand(page, site, "Cem")
+    for _ in range(3):
+        assert _play_one_move(page)
+    before = _screen(page)
+    rack = sorted(page.locator(".rack .tile").evaluate_all("ts => ts.map(t => t.dataset.tileId)"))
+    page.reload()
+    page.wait_for_selector(".table-screen[data-hand]:not([data-hand=''])")
+    after = _screen(page)
+    assert after["tableId"] == before["tableId"] and after["seat"] == before["seat"]
+    assert int(after["stateVersion"]) >= int(before["stateVersion"])
+    if after["stateVersion"] == before["stateVersion"]:
+        again = page.locator(".rack .tile").evaluate_all("ts => ts.map(t => t.dataset.tileId)")
+        assert sorted(again) == rack
+    # A move whose answer never came (the request is lost on the way) is sent again after a
+    # reload under its request id: played once, not lost.
+    while _wait_my_move_or_reveal(page) not in ("DRAW", "reveal"):
+        _play_one_move(page)
+    if _wait_my_move_or_reveal(page) == "DRAW":
+        act = "**/okey.v1.TableService/Act"
+        page.route(act, lambda route: route.abort())
+        page.locator('[data-move="draw"]').click()
+        page.wait_for_function("() => !!localStorage.getItem('okey101.pending')")
+        page.unroute(act)
+        page.reload()
+        page.wait_for_function(
+            "() => { const s = document.querySelector('.table-screen');"
+            " return !!document.querySelector('.reveal') || (s && s.dataset.phase === 'PLAY'"
+            " && s.dataset.myTurn === 'true') }",
+            timeout=HAND_TIMEOUT_MS,
+        )
+        assert page.evaluate("localStorage.getItem('okey101.pending')") is None
+    # And play goes on from there to the end.
+    _play_to_reveal(page)
+    page.locator(".reveal").wait_for()
+    page.context.close()
+
+
+def test_phone_size_in_turkish(site: str, browser: Any) -> None:
+    page = _page(browser, phone=True, locale="tr-TR")
+    _host_one_hand(page, site, "Deniz")
+    assert _lang(page) == "tr"
+    # Nothing wider than the phone's screen; the moves' buttons have Turkish names.
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 375, width
+    assert page.get_by_role("button", name="Ortadan çek").count() == 1
+    assert page.get_by_role("button", name="Seçili taşı at").count() == 1
+    if SCREENSHOTS:
+        if _wait_my_move_or_reveal(page) != "reveal":
+            page.get_by_role("button", name="Seri diz").click()
+        page.screenshot(path=str(Path(SCREENSHOTS) / "web-phone.png"), full_page=True)
+    while _wait_my_move_or_reveal(page) != "DRAW":
+        _play_one_move(page)
+    page.locator(".rack .tile:not(.costly)").first.click()
+    page.locator('[data-move="discard"]').click()
+    alert = page.locator(".message.error")
+    alert.wait_for()
+    assert "Önce taş al" in alert.inner_text()  # the engine's sentence, in Turkish
+    # The switch turns the page to English at once.
+    page.get_by_role("button", name="English").click()
+    page.get_by_role("button", name="Draw from the stock").wait_for()
+    page.context.close()
+
+
+def test_a_spectator_watches_a_public_table(site: str, browser: Any) -> None:
+    page = _page(browser)
+    _host_one_hand(page, site, "Ece", public=True)
+    table_id = _screen(page)["tableId"]
+    watcher = _page(browser)
+    watcher.goto(f"{site}/watch/{table_id}")
+    watcher.wait_for_selector(".table-screen[data-hand]:not([data-hand=''])")
+    assert watcher.locator(".seat").count() == 4
+    assert watcher.locator(".rack").count() == 0
+    assert watcher.locator(".spectator").count() == 1
+    assert table_id in watcher.locator(".watching").inner_text()
+    # The player's move reaches the spectator's page.
+    _play_one_move(page)
+    _play_one_move(page)
+    watcher.wait_for_function(
+        "n => Number(document.querySelector('.table-screen').dataset.stateVersion) >= n",
+        arg=int(_screen(page)["stateVersion"]),
+    )
+    watcher.context.close()
+    page.context.close()
+
+
+def test_a_quick_match_seats_the_guest_at_a_table(site: str, browser: Any) -> None:
+    page = _page(browser)
+    page.goto(site + "/")
+    page.get_by_role("textbox", name="Your name").fill("Filiz")
+    page.locator("form.name button[type=submit]").click()
+    page.get_by_role("button", name="Find a table").click()  # bots fill the seats at once
+    page.wait_for_url("**/table/**")
+    page.wait_for_selector(".table-screen[data-hand]:not([data-hand=''])")
+    assert page.locator(".rack .tile").count() in (21, 22)
+    assert page.locator(".seat.mine h2").inner_text() == "Filiz"
+    page.context.close()
+
+
+def test_a_dropped_connection_resumes_without_a_lost_move(
+    stack: LocalStack, site: str, browser: Any
+) -> None:
+    page = _page(browser)
+    _host_one_hand(page, site, "Gül")
+    while (phase := _wait_my_move_or_reveal(page)) != "PLAY":
+        if phase == "reveal":
+            pytest.skip("the bots ended the hand before the guest's second turn")
+        _play_one_move(page)
+    turns = int(page.locator(".seat.mine").get_attribute("data-turns") or "x")
+    tile = page.locator('.rack [data-discard-cost="0"]').last
+    tile_id = tile.get_attribute("data-tile-id")
+    tile.click()
+    # The edge goes away: the stream breaks and the discard finds no server.
+    stack.stop("edge")
+    page.locator('[data-move="discard"]').click()
+    page.locator(".banner").wait_for()  # "reconnecting"
+    assert page.evaluate("localStorage.getItem('okey101.pending')")
+    # Back on the same port: the discard is sent again under its request id and played once;
+    # the stream resumes after the last event it delivered, the bots' turns included.
+    edge = stack.start("edge")
+    wait_http(f"{site}/readyz", timeout=60, process=edge.process)
+    if _wait_my_move_or_reveal(page) == "reveal":
+        return
+    assert int(page.locator(".seat.mine").get_attribute("data-turns") or "x") == turns + 1
+    assert page.locator(f'.rack [data-tile-id="{tile_id}"]').count() == 0
+    assert page.evaluate("localStorage.getItem('okey101.pending')") is None
+    assert page.locator(".banner").count() == 0
+    assert page.locator(".log li").count() > 1
+    page.context.close()

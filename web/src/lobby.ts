@@ -1,0 +1,143 @@
+// The front door: a name (a guest, kept in localStorage), then a quick match or a private table
+// with bots (a preset and the number of hands). Ends with a seat at a table.
+import { BotLevel, MatchEnd, RulePreset, TableVisibility } from "./gen/okey/v1/common_pb.js";
+import { QuickMatchState } from "./gen/okey/v1/lobby_pb.js";
+import { explain, lobby, newRequestId, retrying, sleep } from "./api.js";
+import { h } from "./dom.js";
+import { identity, login, type Seating } from "./identity.js";
+import { t } from "./i18n.js";
+
+const PRESETS: Array<[RulePreset, string]> = [
+  [RulePreset.OYNA, "preset_oyna"],
+  [RulePreset.BOOMBALA, "preset_boombala"],
+  [RulePreset.NORTH_SULTAN, "preset_north_sultan"],
+];
+const LEVELS: Array<[BotLevel, string]> = [
+  [BotLevel.EASY, "level_easy"],
+  [BotLevel.NORMAL, "level_normal"],
+  [BotLevel.HARD, "level_hard"],
+];
+
+function select(id: string, options: Array<[number, string]>, chosen: number): HTMLSelectElement {
+  const element = h("select", { id, name: id });
+  for (const [value, key] of options) element.append(h("option", { value, selected: value === chosen }, t(key)));
+  return element;
+}
+
+/** Draws the lobby into ``root``; ``seated`` is called with the seat once there is one. */
+export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void): void {
+  const kept = identity();
+  const status = h("p", { class: "status", role: "status" });
+  const error = h("p", { class: "message error", role: "alert" });
+  const nameInput = h("input", { id: "name", name: "name", autocomplete: "nickname", maxlength: 32, required: true, value: kept?.displayName ?? "" });
+  const nameForm = h(
+    "form",
+    { class: "card name", "aria-label": t("your_name") },
+    h("label", { for: "name" }, t("your_name")),
+    nameInput,
+    h("button", { type: "submit", class: "primary" }, t("login")),
+  );
+  const play = h("div", { class: "play", hidden: true });
+  const loggedIn = (name: string) => {
+    status.textContent = t("logged_in", { name });
+    nameForm.hidden = true;
+    play.hidden = false;
+  };
+  nameForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = nameInput.value.trim();
+    if (!name) return;
+    status.textContent = t("logging_in");
+    error.textContent = "";
+    login(name)
+      .then((answer) => loggedIn(answer.player?.displayName ?? name))
+      .catch((e) => (error.textContent = explain(e).sentence));
+  });
+
+  // Quick match.
+  const quickPreset = select("quick-preset", PRESETS, RulePreset.OYNA);
+  const quickForm = h(
+    "form",
+    { class: "card quick", "aria-label": t("quick_match") },
+    h("h2", {}, t("quick_match")),
+    h("label", { for: "quick-preset" }, t("rules_preset")),
+    quickPreset,
+    h("button", { type: "submit" }, t("join")),
+  );
+  quickForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    error.textContent = "";
+    void quickMatch(Number(quickPreset.value) as RulePreset, status)
+      .then((seating) => seating && seated(seating))
+      .catch((e) => (error.textContent = explain(e).sentence));
+  });
+
+  // A private table with bots.
+  const hostPreset = select("host-preset", PRESETS, RulePreset.BOOMBALA);
+  const hands = h("input", { id: "hands", name: "hands", type: "number", min: 1, max: 11, value: 1, inputmode: "numeric" });
+  const level = select("bot-level", LEVELS, BotLevel.NORMAL);
+  const open = h("input", { id: "public", name: "public", type: "checkbox" });
+  const hostForm = h(
+    "form",
+    { class: "card host", "aria-label": t("host_table") },
+    h("h2", {}, t("host_table")),
+    h("label", { for: "host-preset" }, t("rules_preset")),
+    hostPreset,
+    h("label", { for: "hands" }, t("hands")),
+    hands,
+    h("label", { for: "bot-level" }, t("bot_level")),
+    level,
+    h("label", { class: "check", for: "public" }, open, ` ${t("public_table")}`),
+    h("button", { type: "submit", class: "primary" }, t("host")),
+  );
+  hostForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    error.textContent = "";
+    const requestId = newRequestId();
+    const bots = [1, 2, 3].map((seat) => ({ seat, level: Number(level.value) as BotLevel }));
+    const count = Math.max(1, Math.min(11, Number(hands.value) || 1));
+    retrying(() =>
+      lobby.hostTable({
+        requestId,
+        rules: { preset: Number(hostPreset.value) as RulePreset, matchEnd: MatchEnd.FIXED_HANDS, matchHands: count },
+        visibility: open.checked ? TableVisibility.PUBLIC : TableVisibility.PRIVATE,
+        hostSeat: 0,
+        bots,
+        startWhenFull: true,
+      }),
+    )
+      .then((answer) => seated({ tableId: answer.table!.tableId, seat: answer.seat }))
+      .catch((e) => (error.textContent = explain(e).sentence));
+  });
+  play.append(
+    h("button", { type: "button", class: "link", onclick: () => { nameForm.hidden = false; play.hidden = true; nameInput.focus(); } }, t("change_name")),
+    quickForm,
+    hostForm,
+  );
+  root.replaceChildren(h("section", { class: "lobby" }, status, error, nameForm, play));
+  if (kept) {
+    status.textContent = t("logging_in");
+    login(kept.displayName)
+      .then((answer) => loggedIn(answer.player?.displayName ?? kept.displayName))
+      .catch((e) => {
+        status.textContent = "";
+        error.textContent = explain(e).sentence;
+      });
+  } else {
+    nameInput.focus();
+  }
+}
+
+async function quickMatch(preset: RulePreset, status: HTMLElement): Promise<Seating | undefined> {
+  const requestId = newRequestId();
+  let ticket = (await retrying(() => lobby.joinQuickMatch({ requestId, preset }))).ticket!;
+  while (ticket.state === QuickMatchState.WAITING) {
+    const fill = ticket.botsFillTime ? new Date(Number(ticket.botsFillTime.seconds) * 1000).toLocaleTimeString() : "";
+    status.textContent = t("queue_waiting", { players: ticket.playersWaiting, time: fill });
+    await sleep(1000);
+    ticket = (await retrying(() => lobby.getQuickMatchStatus({ ticketId: ticket.ticketId }))).ticket!;
+  }
+  if (ticket.state === QuickMatchState.MATCHED) return { tableId: ticket.tableId, seat: ticket.seat };
+  status.textContent = t("queue_cancelled");
+  return undefined;
+}

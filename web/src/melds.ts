@@ -1,0 +1,67 @@
+// The middle of the table: the indicator and the okey, the stock, and the melds laid down with
+// their owners and what each okey stands for. A meld is a drop target for a rack tile (lay off)
+// and a button: with one tile selected, a click (or Enter) lays it off there.
+import { MeldKind, type SeatView } from "./gen/okey/v1/common_pb.js";
+import { h } from "./dom.js";
+import { seatName } from "./events.js";
+import type { Game } from "./game.js";
+import { t } from "./i18n.js";
+import { faceName, tileElement } from "./tiles.js";
+
+export function centreView(view: SeatView): HTMLElement {
+  return h(
+    "section",
+    { class: "centre", "aria-label": t("indicator") },
+    h("span", { class: "label" }, t("indicator")),
+    view.indicator ? tileElement(view.indicator) : "",
+    h("span", { class: "okey-face", "data-okey": faceName(view.okey) }, t("okey_is", { face: faceName(view.okey) })),
+    h("span", { class: "stock", "data-stock": view.stockCount }, t("stock", { count: view.stockCount })),
+    h("span", { class: "hand-number" }, t("hand_of", { hand: view.handNumber })),
+  );
+}
+
+export function meldsView(game: Game, view: SeatView): HTMLElement {
+  const section = h("section", { class: "melds", "aria-label": t("melds") });
+  if (!view.table.length) {
+    section.append(h("p", { class: "empty" }, t("table_empty")));
+    return section;
+  }
+  const targets = new Set(
+    [...(game.state.hints?.layOffs ?? []), ...(game.state.hints?.okeys.flatMap((o) => o.layOffs) ?? [])]
+      .filter((hint) => game.state.selected.length === 1 && hint.tile?.id === game.state.selected[0])
+      .map((hint) => hint.meldIndex),
+  );
+  for (const tableMeld of view.table) {
+    const meld = tableMeld.meld;
+    if (!meld) continue;
+    const label = t("meld_of", { index: tableMeld.index + 1, name: seatName(view, tableMeld.ownerSeat) });
+    const kind = meld.kind === MeldKind.RUN ? "run" : meld.kind === MeldKind.SET ? "set" : "pair";
+    const button = h("button", {
+      type: "button",
+      class: `meld ${kind}${targets.has(tableMeld.index) ? " target" : ""}`,
+      "data-meld-index": tableMeld.index,
+      "data-focus-key": `meld-${tableMeld.index}`,
+      "aria-label": `${label}: ${meld.tiles.map((mt) => mt.tile?.notation).join(" ")}${meld.value ? ` (${meld.value})` : ""}`,
+      onclick: () => game.layOff(undefined, tableMeld.index),
+      ondragover: (event: DragEvent) => {
+        event.preventDefault();
+        (event.currentTarget as HTMLElement).classList.add("over");
+      },
+      ondragleave: (event: DragEvent) => (event.currentTarget as HTMLElement).classList.remove("over"),
+      ondrop: (event: DragEvent) => {
+        event.preventDefault();
+        const id = Number(event.dataTransfer?.getData("text/plain"));
+        if (Number.isInteger(id)) game.layOff(id, tableMeld.index);
+      },
+    });
+    button.append(h("span", { class: "owner" }, label));
+    const tiles = h("span", { class: "meld-tiles" });
+    for (const item of meld.tiles) {
+      if (item.tile) tiles.append(tileElement(item.tile, { small: true, standsFor: item.tile.wild || item.tile.falseJoker ? item.standsFor : undefined }));
+    }
+    button.append(tiles);
+    if (meld.value) button.append(h("span", { class: "value" }, `(${meld.value})`));
+    section.append(button);
+  }
+  return section;
+}
