@@ -43,9 +43,14 @@ Page = Any
 EDGE_ENV = {"OKEY_WEB_DIR": str(WEB_DIST), "OKEY_DRAIN_SECONDS": "0", "OKEY_GRACE_SECONDS": "1"}
 
 
+#: The bots move at once (FAST); a player's turn is long, so that a loaded machine (the tests
+#: run beside others on 2 cores) never times the browser's turn out under it.
+STACK_ENV = {**FAST, "OKEY_TABLE_DEFAULT_TURN_SECONDS": "300"}
+
+
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
-    with local_stack(env=FAST) as services:
+    with local_stack(env=STACK_ENV) as services:
         start_edge(services, env=EDGE_ENV)
         yield services
 
@@ -153,6 +158,7 @@ def _play_one_move(page: Page, plays: list[str] | None = None) -> bool:
         if not free.count():
             free = page.locator('.rack [data-discard-cost="0"]')
         tile = free.last if free.count() else page.locator(".rack [data-discard-cost]").first
+        page.keyboard.press("Escape")  # nothing else selected
         tile.click()
         page.locator('[data-move="discard"]').click()
         if page.locator(".overlay.confirm").count():

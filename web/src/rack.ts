@@ -79,14 +79,20 @@ export class Rack {
    * groups; okeys and false jokers at the end. */
   sort(tiles: readonly Tile[], bySets: boolean): void {
     const sorted = [...tiles].sort((a, b) => sortKey(a, bySets) - sortKey(b, bySets));
-    const slots: Slot[] = [];
-    let previous: Tile | undefined;
-    for (const tile of sorted) {
-      if (previous && breaks(previous, tile, bySets)) slots.push(null);
-      slots.push(tile.id);
-      previous = tile;
+    // Gaps between runs (or numbers); where they do not all fit, only between colours.
+    for (const strict of [true, false]) {
+      const slots: Slot[] = [];
+      let previous: Tile | undefined;
+      for (const tile of sorted) {
+        if (previous && breaks(previous, tile, bySets, strict)) slots.push(null);
+        slots.push(tile.id);
+        previous = tile;
+      }
+      if (slots.length <= CAPACITY || !strict) {
+        this.slots = slots.length > CAPACITY ? slots.filter((slot) => slot !== null) : slots;
+        break;
+      }
     }
-    this.slots = slots.length > CAPACITY ? slots.filter((s) => s !== null) : slots;
     this.trim();
   }
 
@@ -102,11 +108,11 @@ export class Rack {
   }
 }
 
-function breaks(previous: Tile, tile: Tile, bySets: boolean): boolean {
+function breaks(previous: Tile, tile: Tile, bySets: boolean, strict: boolean): boolean {
   const special = (t: Tile) => t.wild || t.falseJoker;
   if (special(previous) || special(tile)) return special(previous) !== special(tile);
   if (bySets) return previous.number !== tile.number;
-  return previous.colour !== tile.colour || tile.number > previous.number + 1;
+  return previous.colour !== tile.colour || (strict && tile.number !== previous.number + 1);
 }
 
 function lastTile(slots: Slot[]): number {

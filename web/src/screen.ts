@@ -157,6 +157,7 @@ function updateTimer(root: HTMLElement, game: Game): void {
     return;
   }
   const seconds = Math.max(0, Math.ceil((until - Date.now()) / 1000));
-  timer.textContent = t("seconds_left", { seconds });
+  timer.textContent =
+    seconds >= 60 ? `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}` : t("seconds_left", { seconds });
   timer.classList.toggle("low", seconds <= 10);
 }
