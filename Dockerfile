@@ -1,5 +1,6 @@
-# One image for every okey101 service: `okey101 serve SERVICE` (lobby, table, scoring, rules, bot)
-# and `okey101 migrate SERVICE` (the migration Jobs). k8s/ runs it as uid 10001 on a read-only
+# One image for every okey101 service: `okey101 serve SERVICE` (lobby, table, scoring, rules, bot,
+# and the edge, which serves the web client's page built here too) and `okey101 migrate SERVICE`
+# (the migration Jobs). k8s/ runs it as uid 10001 on a read-only
 # root file system; nothing in it writes outside /tmp.
 #
 #   docker build -t okey101:dev .
@@ -41,6 +42,19 @@ RUN pip install --no-deps . \
     && okey101 --help > /dev/null \
     && python -c 'import okey.v1.rules_pb2_grpc, okey101.platform.server'
 
+# ---- web: the web client's page (web/dist, docs/web.md), generated from the protos and bundled
+# with the npm packages web/package-lock.json pins; the edge serves it at /.
+FROM node:20.19.5-bookworm-slim AS web
+
+WORKDIR /src/web
+COPY web/package.json web/package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY buf.yaml /src/
+COPY protos /src/protos
+COPY web/index.html web/tsconfig.json web/vite.config.ts web/buf.gen.yaml ./
+COPY web/src ./src
+RUN npm run build
+
 # ---- runtime: the virtual environment alone, run by an unprivileged user
 FROM python:3.11.13-slim-bookworm
 
@@ -48,13 +62,15 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     VIRTUAL_ENV=/opt/okey101 \
     PATH=/opt/okey101/bin:$PATH \
-    OKEY_VAR_DIR=/tmp/okey101
+    OKEY_VAR_DIR=/tmp/okey101 \
+    OKEY_WEB_DIR=/opt/okey101/web
 
 RUN groupadd --system --gid 10001 okey101 \
     && useradd --system --uid 10001 --gid okey101 --no-create-home --home-dir /nonexistent \
         --shell /usr/sbin/nologin okey101
 
 COPY --from=build /opt/okey101 /opt/okey101
+COPY --from=web /src/web/dist /opt/okey101/web
 
 WORKDIR /tmp
 USER 10001:10001

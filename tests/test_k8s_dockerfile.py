@@ -1,5 +1,5 @@
 """The image the manifests run (``Dockerfile``): hadolint-clean, an exactly pinned base that is the
-same in both stages (the virtual environment is copied across and points at that Python), the
+same in both Python stages (and an exact Node.js for the web client's page) (the virtual environment is copied across and points at that Python), the
 user the pods run as, the ``okey101`` entry point, the services' ports, and a build context of
 only what the image is built from. No image is built here (no Docker engine on this machine)."""
 
@@ -45,9 +45,13 @@ def test_hadolint_passes() -> None:
 
 
 def test_the_base_is_pinned_and_the_same_python_in_both_stages() -> None:
-    bases = [args.split()[0] for word, args in _instructions() if word == "FROM"]
+    every = [args.split()[0] for word, args in _instructions() if word == "FROM"]
+    bases = [base for base in every if base.startswith("python:")]
     assert len(bases) == 2, "a build stage and a runtime stage"
-    assert bases[0] == bases[1]
+    assert bases[0] == bases[1] == every[-1], "the runtime is Python's"
+    # The web client's stage: an exact Node.js release, the major the Makefile builds with here.
+    (node,) = [base for base in every if not base.startswith("python:")]
+    assert re.fullmatch(r"node:20\.\d+\.\d+-bookworm-slim(@sha256:[0-9a-f]{64})?", node), node
     match = re.fullmatch(r"python:(\d+)\.(\d+)\.(\d+)-slim-\w+(@sha256:[0-9a-f]{64})?", bases[0])
     assert match is not None, f"{bases[0]}: not an exact slim Python release"
     minor = (int(match.group(1)), int(match.group(2)))
