@@ -1,7 +1,8 @@
 """The image the manifests run (``Dockerfile``): hadolint-clean, an exactly pinned base that is the
-same in both Python stages (and an exact Node.js for the web client's page) (the virtual environment is copied across and points at that Python), the
-user the pods run as, the ``okey101`` entry point, the services' ports, and a build context of
-only what the image is built from. No image is built here (no Docker engine on this machine)."""
+same in both Python stages (the virtual environment is copied across and points at that Python)
+and an exact Node.js for the web client's page, the user the pods run as, the ``okey101`` entry
+point, the services' ports, and a build context of only what the image is built from. No image
+is built here (no registry for base images is reachable from this machine)."""
 
 from __future__ import annotations
 
