@@ -143,9 +143,26 @@ def colour_values(
         return (_plain_value(code, okey_worth),)
     best = [IMPOSSIBLE] * (okeys + 1)
     for ones_high in _ones_high_choices(code, high_one, okeys):
-        totals = _merge_clusters(code, required_place, okey_worth, okeys, ones_high)[0]
+        totals = _cluster_totals(code, required_place, okey_worth, okeys, ones_high)
         best = [max(have, new) for have, new in zip(best, totals, strict=True)]
     return tuple(best)
+
+
+# Bit 2(p-1) for every place p 1-14: where a code's two bits for a place start.
+_LANES = 0x5555555
+
+
+def _blocks(lanes: int) -> list[tuple[int, int]]:
+    """The (first, last) places of each stretch of consecutive places set in ``lanes``."""
+    out: list[tuple[int, int]] = []
+    # Each place's bit doubled: consecutive places are then consecutive bits.
+    bits = lanes | (lanes << 1)
+    while bits:
+        lowest = bits & -bits
+        block = bits & ~(bits + lowest)
+        out.append((lowest.bit_length() // 2 + 1, block.bit_length() // 2))
+        bits ^= block
+    return out
 
 
 def _plain_value(code: int, okey_worth: int) -> int:
@@ -153,19 +170,55 @@ def _plain_value(code: int, okey_worth: int) -> int:
     quick one): each stretch of three or more consecutive places is solved alone, and a shorter
     one holds no run."""
     total = 0
-    place = 1
-    while place <= 13:
-        if not (code >> (2 * (place - 1))) & 3:
-            place += 1
-            continue
-        first = place
-        pattern = 0
-        while place <= 13 and (code >> (2 * (place - 1))) & 3:
-            pattern |= ((code >> (2 * (place - 1))) & 3) << (2 * (place - first))
-            place += 1
-        if place - first >= 3:
-            total += _cluster_values(first, pattern, place - first, 0, okey_worth, 0, 13)[0]
+    for first, last in _blocks((code | code >> 1) & _LANES):
+        length = last - first + 1
+        if length >= 3:
+            pattern = (code >> (2 * (first - 1))) & ((1 << (2 * length)) - 1)
+            total += _cluster_values(first, pattern, length, 0, okey_worth, 0, 13)[0]
     return total
+
+
+def _cluster_totals(
+    code: int, required_place: int, okey_worth: int, okeys: int, ones_high: int
+) -> list[int]:
+    """``_merge_clusters``' totals alone (what the search reads; the trace needs the rest):
+    the clusters found on the code's bits, their values merged by okeys."""
+    if ones_high:
+        code = code - ones_high + (ones_high << 26)  # those 1s at place 14
+    top = HIGH_ONE if ones_high else 13
+    held = (code | code >> 1) & _LANES
+    # Places between tiles at most ``okeys`` apart join their cluster (an okey bridges them).
+    joined = held
+    if okeys >= 1:
+        joined |= (held << 2) & (held >> 2)
+    if okeys >= 2:
+        joined |= ((held << 2) & (held >> 4)) | ((held << 4) & (held >> 2))
+    t0, t1, t2 = 0, IMPOSSIBLE, IMPOSSIBLE
+    bonus_given = False
+    for first, last in _blocks(joined):
+        length = last - first + 1
+        pattern = (code >> (2 * (first - 1))) & ((1 << (2 * length)) - 1)
+        inside = 0
+        if (
+            not bonus_given
+            and required_place
+            and (first <= required_place <= last or (required_place == 1 and last == HIGH_ONE))
+        ):
+            inside, bonus_given = required_place, True
+        values = _cluster_values(first, pattern, length, inside, okey_worth, okeys, top)
+        v0 = values[0]
+        if okeys == 0:
+            t0 += v0
+            continue
+        v1 = values[1]
+        if okeys == 1:
+            t0, t1 = t0 + v0, max(t0 + v1, t1 + v0)
+            continue
+        v2 = values[2]
+        t0, t1, t2 = t0 + v0, max(t0 + v1, t1 + v0), max(t0 + v2, t1 + v1, t2 + v0)
+    # A sum with an impossible part is far below zero, and no possible total is.
+    totals = [t0, t1, t2][: okeys + 1]
+    return [total if total >= 0 else IMPOSSIBLE for total in totals]
 
 
 def _ones_high_choices(code: int, high_one: bool, okeys: int) -> range:
@@ -273,9 +326,67 @@ def _cluster_values(
     okeys: int,
     top: int,
 ) -> tuple[int, ...]:
-    """Best run values of one cluster (places ``start``.., 2 bits a place) for 0..okeys okeys."""
-    runs, low = _cluster_runs(start, pattern, length, required_place, okey_worth, okeys, top)
-    return tuple(runs.solve(low, count) for count in range(okeys + 1))
+    """Best run values of one cluster (places ``start``.., 2 bits a place) for 0..okeys okeys.
+
+    The same optimum as ``_ColourRuns`` (which the trace walks), found forwards over the
+    places in one pass for every okey count: a state is how many runs being built have one
+    place, two, and three or more (interchangeable, so counted rather than listed), the okeys
+    used, and whether the required tile is down; at each place some complete runs stop, new
+    ones start, and every run there takes a tile or an okey.
+    """
+    low = max(1, start - okeys)
+    high = min(top, start + length - 1 + okeys)
+    required_places = (required_place, HIGH_ONE) if required_place == 1 else (required_place,)
+    tile_gain = 1 if okey_worth == COUNT_TILES else 0
+    okey_gain = 1 if okey_worth == COUNT_TILES else okey_worth
+    # (runs of one place, of two, of three or more, okeys used, required tile down): value.
+    states: dict[tuple[int, int, int, int, bool], int] = {(0, 0, 0, 0, False): 0}
+    for place in range(low, high + 1):
+        offset = place - start
+        tiles = (pattern >> (2 * offset)) & 3 if 0 <= offset < length else 0
+        worth = 1 if place == HIGH_ONE else place
+        per_tile = tile_gain or worth
+        per_okey = okey_gain or worth
+        bonus_here = bool(required_place) and place in required_places
+        may_start = place + 2 <= high  # a run started here must reach three places
+        after: dict[tuple[int, int, int, int, bool], int] = {}
+        for (ones, twos, longer, used, got), value in states.items():
+            for new_ones, new_twos, new_longer, used_tiles, wild in _run_steps(
+                ones, twos, longer, tiles, okeys - used, may_start
+            ):
+                total = value + used_tiles * per_tile + wild * per_okey
+                now_got = got
+                if used_tiles and bonus_here and not got:
+                    total += REQUIRED_BONUS
+                    now_got = True
+                key = (new_ones, new_twos, new_longer, used + wild, now_got)
+                if total > after.get(key, IMPOSSIBLE):
+                    after[key] = total
+        states = after
+    best = [IMPOSSIBLE] * (okeys + 1)
+    for (ones, twos, _longer, used, _got), value in states.items():
+        if not ones and not twos and value > best[used]:
+            best[used] = value
+    return tuple(best)
+
+
+@cache
+def _run_steps(
+    ones: int, twos: int, longer: int, tiles: int, okeys: int, may_start: bool
+) -> tuple[tuple[int, int, int, int, int], ...]:
+    """What the runs being built (``ones`` of one place, ``twos`` of two, ``longer``) can do
+    at a place of ``tiles`` tiles with ``okeys`` okeys left: (runs of one place, of two, of
+    three or more after it, tiles used, okeys used). Some complete runs stop, the others go
+    on, new ones may start (``may_start``), and each run there takes a tile or an okey."""
+    steps: list[tuple[int, int, int, int, int]] = []
+    room = tiles + okeys
+    for stopping in range(longer + 1):
+        going = ones + twos + longer - stopping
+        for through in range(going, (room if may_start else min(going, room)) + 1):
+            for used_tiles in range(max(0, through - okeys), min(through, tiles) + 1):
+                wild = through - used_tiles
+                steps.append((through - going, ones, twos + longer - stopping, used_tiles, wild))
+    return tuple(steps)
 
 
 @lru_cache(maxsize=1 << 14)

@@ -16,7 +16,13 @@ from okey101.engine.rules import RuleSet
 from okey101.engine.solver.arrangement import Arrangement, Hand, tile_id
 from okey101.engine.solver.objective import COUNT_TILES, IMPOSSIBLE, REQUIRED_BONUS
 from okey101.engine.solver.runs import colour_values, share_okeys, trace_colour
-from okey101.engine.solver.sets import SET_ROOM, SET_SPLITS, lean_set_options, set_options
+from okey101.engine.solver.sets import (
+    SET_ROOM,
+    SET_SPLITS,
+    lean_set_options,
+    most_set_tiles,
+    set_options,
+)
 from okey101.engine.tiles import FACE_COUNT, Colour, Tile, face_of
 
 
@@ -74,41 +80,82 @@ def solve(problem: Problem, floor: int = IMPOSSIBLE) -> _Best:
 
 def _search(problem: Problem, floor: int) -> _Best:
     counts = problem.counts
-    codes = [0, 0, 0, 0]
-    for face in range(FACE_COUNT):
-        if counts[face]:
-            codes[face // 13] += counts[face] << (2 * (face % 13))
+    okeys = problem.okeys
+    high_one = problem.high_one
+    okey_worth = problem.okey_worth
     required_face = problem.required_face
-    required_colour = problem.required_face // 13 if problem.required_face >= 0 else -1
-    required_number = problem.required_face % 13 + 1 if problem.required_face >= 0 else 0
+    required_colour = required_face // 13 if required_face >= 0 else -1
+    required_number = required_face % 13 + 1 if required_face >= 0 else 0
+    count_tiles = okey_worth == COUNT_TILES
+    codes = [0, 0, 0, 0]
+    # Per colour, bit p set when place p (1-13, and 14 for the 1 of 12-13-1) holds a tile.
+    present = [0, 0, 0, 0]
+    for colour in range(4):
+        code = 0
+        held = 0
+        base = 13 * colour
+        for place in range(1, 14):
+            count = counts[base + place - 1]
+            if count:
+                code |= count << (2 * (place - 1))
+                held |= 1 << place
+        if high_one and held & 2:
+            held |= 1 << HIGH_ONE
+        codes[colour] = code
+        present[colour] = held
+    # Per colour, bit p set when the tile at place p has the neighbours to be in a run without
+    # okeys: p-1 with p-2 or p+1, or p+1 with p+2.
+    reach = [
+        ((held << 1) & ((held << 2) | (held >> 1))) | ((held >> 1) & (held >> 2))
+        for held in present
+    ]
 
     # Numbers where a set could be made. Where no tile there could be in a run (no okeys, no
     # neighbours), putting as many of them as possible into sets is best: no choice to explore.
-    candidates: list[tuple[int, bool]] = []
-    for number in range(1, 14):
-        available = tuple(counts[face_of(colour, number)] for colour in range(4))
-        if sum(1 for count in available if count) + problem.okeys >= 3:
-            forced = problem.okeys == 0 and not any(
-                count and _in_reach_of_a_run(counts, colour, number, problem.high_one)
-                for colour, count in enumerate(available)
-            )
-            candidates.append((number, forced))
-    candidates.reverse()  # high numbers first: their sets are worth most
+    # Each candidate: (number, forced, the shift of its place in a code, its tiles per colour).
+    candidates: list[tuple[int, bool, int, tuple[int, int, int, int]]] = []
+    for number in range(13, 0, -1):  # high numbers first: their sets are worth most
+        available = (
+            counts[number - 1],
+            counts[12 + number],
+            counts[25 + number],
+            counts[38 + number],
+        )
+        if (available[0] > 0) + (available[1] > 0) + (available[2] > 0) + (
+            available[3] > 0
+        ) + okeys < 3:
+            continue
+        forced = False
+        if okeys == 0:
+            places = (1 << number) | (1 << HIGH_ONE if number == 1 and high_one else 0)
+            forced = not any(available[colour] and reach[colour] & places for colour in range(4))
+        candidates.append((number, forced, 2 * (number - 1), available))
+    last = len(candidates)
 
     best = _Best(value=floor)
     chosen: list[tuple[int, tuple[int, ...], int]] = []
-    high_one = problem.high_one
-    okey_worth = problem.okey_worth
     # Without a required tile the search leaves two okey choices to the leaves, where they are
     # cheap: an okey topping up a set already made (it earns the set's number) and a set of one
     # tile with both okeys. With a required tile it tries every set option (a rare, small case).
-    lean = problem.required_face == -1
+    lean = required_face == -1
+    options_of = lean_set_options if lean else set_options
+    values_of = _values_table(high_one, okey_worth)
 
     def tile_gain(number: int) -> int:
-        return 1 if okey_worth == COUNT_TILES else number
+        return 1 if count_tiles else number
 
     def okey_gain(number: int) -> int:
-        return 1 if okey_worth == COUNT_TILES else (okey_worth or number)
+        return 1 if count_tiles else (okey_worth or number)
+
+    def colour_runs(code: int, okeys_left: int) -> tuple[int, ...]:
+        key = code << 2 | okeys_left
+        values = values_of.get(key)
+        if values is None:
+            values = colour_values(code, high_one, 0, okey_worth, okeys_left)
+            if len(values_of) >= _VALUES_SIZE:
+                values_of.clear()
+            values_of[key] = values
+        return values
 
     def record(
         total: int,
@@ -138,13 +185,9 @@ def _search(problem: Problem, floor: int) -> _Best:
 
     def leaf(codes_now: list[int], okeys_left: int, set_value: int, required_done: bool) -> None:
         values = [
-            colour_values(
-                codes_now[colour],
-                high_one,
-                required_number if (colour == required_colour and not required_done) else 0,
-                okey_worth,
-                okeys_left,
-            )
+            colour_values(codes_now[colour], high_one, required_number, okey_worth, okeys_left)
+            if colour == required_colour and not required_done
+            else colour_runs(codes_now[colour], okeys_left)
             for colour in range(4)
         ]
         # Okeys topping up sets already made, the rest shared out among the runs.
@@ -162,12 +205,12 @@ def _search(problem: Problem, floor: int) -> _Best:
             if run_value == IMPOSSIBLE:
                 continue
             total = set_value + topped_gain + run_value
-            if problem.required_face == -2 and (okeys_left - sum(split)) < problem.okeys:
+            if required_face == -2 and (okeys_left - sum(split)) < okeys:
                 total += REQUIRED_BONUS
             record(total, codes_now, split, required_done, [i for _, i in units[:topped]])
         if lean and okeys_left == 2:
             # Both okeys in a set with one tile left over from the runs' colour.
-            base = sum(colour_values[0] for colour_values in values)
+            base = values[0][0] + values[1][0] + values[2][0] + values[3][0]
             for colour in range(4):
                 code = codes_now[colour]
                 if not code:
@@ -179,22 +222,25 @@ def _search(problem: Problem, floor: int) -> _Best:
                     if set_value + base + gain <= best.value:
                         break  # lower numbers gain less still
                     less = code - (1 << (2 * (number - 1)))
-                    without = colour_values(less, high_one, 0, okey_worth, 0)[0]
+                    without = colour_runs(less, 0)[0]
                     total = set_value + base - values[colour][0] + without + gain
                     split = (0, 0, 0, 0)
                     record(total, codes_now, split, required_done, (), (colour, number))
 
     # future_tiles[k][i]: the most real tiles sets could take at candidate i and after it with
     # k okeys to help, as sets count them (sets at earlier numbers take no tile from later ones).
-    future_tiles = [[0] * (len(candidates) + 1) for _ in range(problem.okeys + 1)]
-    for okeys_there in range(problem.okeys + 1):
+    future_tiles = [[0] * (last + 1) for _ in range(okeys + 1)]
+    for okeys_there in range(okeys + 1):
         row = future_tiles[okeys_there]
-        for position in range(len(candidates) - 1, -1, -1):
-            later = candidates[position][0]
-            available = tuple(counts[face_of(colour, later)] for colour in range(4))
-            options = set_options(available, okeys_there)
-            most = max((sum(taken) for taken, _wild in options), default=0)
-            row[position] = row[position + 1] + most * tile_gain(later)
+        for position in range(last - 1, -1, -1):
+            later, _forced, _shift, available = candidates[position]
+            row[position] = row[position + 1] + most_set_tiles(available, okeys_there) * (
+                tile_gain(later)
+            )
+    # What an okey in a set and a tile with two okeys in a set can earn at most (at 13).
+    okey_in_set = okey_gain(13)
+    tile_in_set = tile_gain(13)
+    run_bounds = _run_bounds_table(high_one, okey_worth)
 
     def bound(index: int, codes_now: list[int], okeys_left: int) -> int:
         """At least what any leaf below can add to the sets made so far.
@@ -204,30 +250,37 @@ def _search(problem: Problem, floor: int) -> _Best:
         again; every okey may earn a set's number instead; and a set of one tile with two okeys
         may use a tile no run uses.
         """
-        values = [
-            colour_values(codes_now[colour], high_one, 0, okey_worth, okeys_left)
-            for colour in range(4)
-        ]
-        # j okeys in runs, the others in sets at 13 at most (with two okeys in a set of one
-        # tile, that tile too).
-        most = 0
-        for in_runs in range(okeys_left + 1):
-            runs, _split = share_okeys(values, in_runs)
-            in_sets = okeys_left - in_runs
-            extra = in_sets * okey_gain(13) + (tile_gain(13) if in_sets == 2 else 0)
-            most = max(most, runs + extra)
+        key = (codes_now[0], codes_now[1], codes_now[2], codes_now[3], okeys_left)
+        most = run_bounds.get(key)
+        if most is None:
+            values = [colour_runs(code, okeys_left) for code in codes_now]
+            # j okeys in runs, the others in sets at 13 at most (with two okeys in a set of
+            # one tile, that tile too).
+            most = 0
+            for in_runs in range(okeys_left + 1):
+                runs, _split = share_okeys(values, in_runs)
+                in_sets = okeys_left - in_runs
+                extra = in_sets * okey_in_set + (tile_in_set if in_sets == 2 else 0)
+                most = max(most, runs + extra)
+            if len(run_bounds) >= _VALUES_SIZE:
+                run_bounds.clear()
+            run_bounds[key] = most
         return most + future_tiles[okeys_left][index]
 
     def search(
         index: int, codes_now: list[int], okeys_left: int, set_value: int, required_done: bool
     ) -> None:
-        if index == len(candidates):
+        if index == last:
             leaf(codes_now, okeys_left, set_value, required_done)
             return
-        number, forced = candidates[index]
-        shift = 2 * (number - 1)
-        current = tuple((codes_now[colour] >> shift) & 3 for colour in range(4))
-        options = (lean_set_options if lean else set_options)(current, okeys_left)
+        number, forced, shift, _available = candidates[index]
+        current = (
+            (codes_now[0] >> shift) & 3,
+            (codes_now[1] >> shift) & 3,
+            (codes_now[2] >> shift) & 3,
+            (codes_now[3] >> shift) & 3,
+        )
+        options = options_of(current, okeys_left)
         if best.value > 0:
             # A required tile not yet down may still earn its bonus below.
             owed = REQUIRED_BONUS if required_face != -1 and not required_done else 0
@@ -236,9 +289,16 @@ def _search(problem: Problem, floor: int) -> _Best:
         skip = not (forced and options)
         if not skip:
             options = options[:1]
+        per_tile = tile_gain(number)
+        per_okey = okey_gain(number)
         for taken, wild in options:
-            new_codes = [codes_now[colour] - (taken[colour] << shift) for colour in range(4)]
-            gain = sum(taken) * tile_gain(number) + wild * okey_gain(number)
+            new_codes = [
+                codes_now[0] - (taken[0] << shift),
+                codes_now[1] - (taken[1] << shift),
+                codes_now[2] - (taken[2] << shift),
+                codes_now[3] - (taken[3] << shift),
+            ]
+            gain = (taken[0] + taken[1] + taken[2] + taken[3]) * per_tile + wild * per_okey
             done = required_done or (
                 number == required_number and required_colour >= 0 and taken[required_colour] > 0
             )
@@ -251,22 +311,25 @@ def _search(problem: Problem, floor: int) -> _Best:
         if skip:
             search(index + 1, codes_now, okeys_left, set_value, required_done)
 
-    search(0, codes, problem.okeys, 0, False)
+    search(0, codes, okeys, 0, False)
     return best
 
 
-def _in_reach_of_a_run(counts: Sequence[int], colour: int, number: int, high_one: bool) -> bool:
-    """Whether the tile ``colour``/``number`` has the neighbours to be in a run (no okeys)."""
+# The runs' values of a colour (``colour_values`` without a required place) and the runs' part
+# of the search's bound, by objective: read at every node of every search, so kept in plain
+# dicts keyed by small ints and tuples rather than behind ``lru_cache``'s argument handling.
+# Bounded: cleared when full.
+_VALUES_SIZE = 1 << 16
+_VALUES: dict[tuple[bool, int], dict[int, tuple[int, ...]]] = {}
+_RUN_BOUNDS: dict[tuple[bool, int], dict[tuple[int, int, int, int, int], int]] = {}
 
-    def has(place: int) -> bool:
-        if place == HIGH_ONE and high_one:
-            return counts[face_of(colour, 1)] > 0
-        return 1 <= place <= 13 and counts[face_of(colour, place)] > 0
 
-    places = [number] + ([HIGH_ONE] if number == 1 and high_one else [])
-    return any(
-        (has(p - 1) and (has(p - 2) or has(p + 1))) or (has(p + 1) and has(p + 2)) for p in places
-    )
+def _values_table(high_one: bool, okey_worth: int) -> dict[int, tuple[int, ...]]:
+    return _VALUES.setdefault((high_one, okey_worth), {})
+
+
+def _run_bounds_table(high_one: bool, okey_worth: int) -> dict[tuple[int, int, int, int, int], int]:
+    return _RUN_BOUNDS.setdefault((high_one, okey_worth), {})
 
 
 def problem_of(
