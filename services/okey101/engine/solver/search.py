@@ -23,7 +23,7 @@ from okey101.engine.solver.sets import (
     most_set_tiles,
     set_options,
 )
-from okey101.engine.tiles import FACE_COUNT, Colour, Tile, face_of
+from okey101.engine.tiles import Colour, Tile, face_of
 
 
 @dataclass(slots=True)
@@ -37,7 +37,8 @@ class _Best:
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    counts: tuple[int, ...]  # per face 0-51
+    # Per colour, the tiles held at each place 1-13, two bits a place (place p at bit 2(p-1)).
+    codes: tuple[int, int, int, int]
     okeys: int
     high_one: bool
     required_face: int  # -1: none; a face; or -2: an okey
@@ -79,7 +80,6 @@ def solve(problem: Problem, floor: int = IMPOSSIBLE) -> _Best:
 
 
 def _search(problem: Problem, floor: int) -> _Best:
-    counts = problem.counts
     okeys = problem.okeys
     high_one = problem.high_one
     okey_worth = problem.okey_worth
@@ -87,49 +87,44 @@ def _search(problem: Problem, floor: int) -> _Best:
     required_colour = required_face // 13 if required_face >= 0 else -1
     required_number = required_face % 13 + 1 if required_face >= 0 else 0
     count_tiles = okey_worth == COUNT_TILES
-    codes = [0, 0, 0, 0]
-    # Per colour, bit p set when place p (1-13, and 14 for the 1 of 12-13-1) holds a tile.
-    present = [0, 0, 0, 0]
-    for colour in range(4):
-        code = 0
-        held = 0
-        base = 13 * colour
-        for place in range(1, 14):
-            count = counts[base + place - 1]
-            if count:
-                code |= count << (2 * (place - 1))
-                held |= 1 << place
-        if high_one and held & 2:
-            held |= 1 << HIGH_ONE
-        codes[colour] = code
-        present[colour] = held
-    # Per colour, bit p set when the tile at place p has the neighbours to be in a run without
-    # okeys: p-1 with p-2 or p+1, or p+1 with p+2.
-    reach = [
-        ((held << 1) & ((held << 2) | (held >> 1))) | ((held >> 1) & (held >> 2))
-        for held in present
-    ]
+    codes = list(problem.codes)
+    c0, c1, c2, c3 = codes
+    # Per colour, bit 2(p-1) set when place p holds a tile.
+    h0, h1, h2, h3 = (
+        (c0 | c0 >> 1) & _LANES,
+        (c1 | c1 >> 1) & _LANES,
+        (c2 | c2 >> 1) & _LANES,
+        (c3 | c3 >> 1) & _LANES,
+    )
+    # Numbers held in enough colours for a set with the okeys.
+    if okeys >= 2:
+        settable = h0 | h1 | h2 | h3
+    elif okeys == 1:
+        settable = (h0 | h1) & (h2 | h3) | (h0 & h1) | (h2 & h3)
+    else:
+        settable = (h0 & h1 & (h2 | h3)) | (h2 & h3 & (h0 | h1))
+    # Where no okeys are held: the places whose tile has the neighbours to be in a run (p-1
+    # with p-2 or p+1, or p+1 with p+2; the 1 also as the 1 of 12-13-1, place 14).
+    runnable = 0
+    if okeys == 0:
+        for lanes in (h0, h1, h2, h3):
+            held = lanes | (1 << 26 if high_one and lanes & 1 else 0)
+            reach = ((held << 2) & ((held << 4) | (held >> 2))) | ((held >> 2) & (held >> 4))
+            runnable |= reach & held
+        if runnable >> 26 & 1:
+            runnable |= 1
 
     # Numbers where a set could be made. Where no tile there could be in a run (no okeys, no
     # neighbours), putting as many of them as possible into sets is best: no choice to explore.
     # Each candidate: (number, forced, the shift of its place in a code, its tiles per colour).
     candidates: list[tuple[int, bool, int, tuple[int, int, int, int]]] = []
     for number in range(13, 0, -1):  # high numbers first: their sets are worth most
-        available = (
-            counts[number - 1],
-            counts[12 + number],
-            counts[25 + number],
-            counts[38 + number],
-        )
-        if (available[0] > 0) + (available[1] > 0) + (available[2] > 0) + (
-            available[3] > 0
-        ) + okeys < 3:
+        shift = 2 * (number - 1)
+        if not settable >> shift & 1:
             continue
-        forced = False
-        if okeys == 0:
-            places = (1 << number) | (1 << HIGH_ONE if number == 1 and high_one else 0)
-            forced = not any(available[colour] and reach[colour] & places for colour in range(4))
-        candidates.append((number, forced, 2 * (number - 1), available))
+        available = ((c0 >> shift) & 3, (c1 >> shift) & 3, (c2 >> shift) & 3, (c3 >> shift) & 3)
+        forced = okeys == 0 and not runnable >> shift & 1
+        candidates.append((number, forced, shift, available))
     last = len(candidates)
 
     best = _Best(value=floor)
@@ -315,6 +310,10 @@ def _search(problem: Problem, floor: int) -> _Best:
     return best
 
 
+# Bit 2(p-1) for every place p 1-13: where a code's two bits for a place start.
+_LANES = 0x1555555
+
+
 # The runs' values of a colour (``colour_values`` without a required place) and the runs' part
 # of the search's bound, by objective: read at every node of every search, so kept in plain
 # dicts keyed by small ints and tuples rather than behind ``lru_cache``'s argument handling.
@@ -336,16 +335,13 @@ def problem_of(
     hand: Hand, rules: RuleSet, required: Tile | None, okey_worth: int = 0
 ) -> tuple[Problem, list[Tile], dict[int, list[Tile]]]:
     okey = hand.okey
-    counts = [0] * FACE_COUNT
     wild: list[Tile] = []
     pools: dict[int, list[Tile]] = {}
     for tile in sorted(hand.tiles, key=tile_id):
         if okey.is_wild(tile):
             wild.append(tile)
             continue
-        face = okey.plays_as(tile)
-        counts[face] += 1
-        pools.setdefault(face, []).append(tile)
+        pools.setdefault(okey.plays_as(tile), []).append(tile)
     required_face = -1
     if required is not None:
         required_face = -2 if okey.is_wild(required) else okey.plays_as(required)
@@ -355,10 +351,43 @@ def problem_of(
             pool.sort(key=lambda tile: tile.id != required.id)
         else:
             wild.sort(key=lambda tile: tile.id != required.id)
-    problem = Problem(
-        tuple(counts), len(wild), rules.run_may_end_12_13_1, required_face, okey_worth
+    return problem_alone(hand, rules, required, okey_worth), wild, pools
+
+
+def problem_alone(
+    hand: Hand, rules: RuleSet, required: Tile | None, okey_worth: int = 0
+) -> Problem:
+    """``problem_of``'s problem without the tiles to build it from: for the questions that
+    only need a value."""
+    okey_face = hand.okey.face
+    codes = [0, 0, 0, 0]
+    okeys = 0
+    for tile in hand.tiles:
+        # Okey.is_wild and Okey.plays_as, inlined.
+        tile_id = tile.id
+        if tile_id >= 104:
+            face = okey_face  # a false joker plays as the okey's face
+        elif tile_id >> 1 == okey_face:
+            okeys += 1
+            continue
+        else:
+            face = tile_id >> 1
+        colour = face // 13
+        codes[colour] += 1 << (2 * (face - 13 * colour))
+    required_face = -1
+    if required is not None:
+        required_id = required.id
+        if required_id < 104 and required_id >> 1 == okey_face:
+            required_face = -2
+        else:
+            required_face = okey_face if required_id >= 104 else required_id >> 1
+    return Problem(
+        (codes[0], codes[1], codes[2], codes[3]),
+        okeys,
+        rules.run_may_end_12_13_1,
+        required_face,
+        okey_worth,
     )
-    return problem, wild, pools
 
 
 def _build(
