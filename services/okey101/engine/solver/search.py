@@ -223,15 +223,28 @@ def _search(problem: Problem, floor: int) -> _Best:
                     record(total, codes_now, split, required_done, (), (colour, number))
 
     # future_tiles[k][i]: the most real tiles sets could take at candidate i and after it with
-    # k okeys to help, as sets count them (sets at earlier numbers take no tile from later ones).
+    # k okeys in sets between them, as sets count them (sets at earlier numbers take no tile
+    # from later ones): what sets take without okeys everywhere, and what the k okeys add where
+    # they add most (one okey helps one set).
     future_tiles = [[0] * (last + 1) for _ in range(okeys + 1)]
-    for okeys_there in range(okeys + 1):
-        row = future_tiles[okeys_there]
-        for position in range(last - 1, -1, -1):
-            later, _forced, _shift, available = candidates[position]
-            row[position] = row[position + 1] + most_set_tiles(available, okeys_there) * (
-                tile_gain(later)
-            )
+    plain_sum = 0
+    one_best = one_next = two_best = 0  # the best two gains of one okey, the best of two
+    for position in range(last - 1, -1, -1):
+        later, _forced, _shift, available = candidates[position]
+        per_tile = tile_gain(later)
+        without = most_set_tiles(available, 0)
+        plain_sum += without * per_tile
+        future_tiles[0][position] = plain_sum
+        if okeys >= 1:
+            one = (most_set_tiles(available, 1) - without) * per_tile
+            if one > one_best:
+                one_best, one_next = one, one_best
+            elif one > one_next:
+                one_next = one
+            future_tiles[1][position] = plain_sum + one_best
+        if okeys >= 2:
+            two_best = max(two_best, (most_set_tiles(available, 2) - without) * per_tile)
+            future_tiles[2][position] = plain_sum + max(two_best, one_best + one_next)
     # What an okey in a set and a tile with two okeys in a set can earn at most (at 13).
     okey_in_set = okey_gain(13)
     tile_in_set = tile_gain(13)
@@ -240,27 +253,31 @@ def _search(problem: Problem, floor: int) -> _Best:
     def bound(index: int, codes_now: list[int], okeys_left: int) -> int:
         """At least what any leaf below can add to the sets made so far.
 
-        Runs only lose tiles further down, so the runs as the tiles stand (with every okey left)
-        bound them; a tile at a number still to come may go into a set instead, so it counts
-        again; every okey may earn a set's number instead; and a set of one tile with two okeys
-        may use a tile no run uses.
+        Runs only lose tiles further down, so the runs as the tiles stand (with the okeys not
+        in sets) bound them; a tile at a number still to come may go into a set instead, so it
+        counts again, with the okeys in sets helping; every okey in a set may earn a set's
+        number; and a set of one tile with two okeys may use a tile no run uses.
         """
         key = (codes_now[0], codes_now[1], codes_now[2], codes_now[3], okeys_left)
-        most = run_bounds.get(key)
-        if most is None:
+        by_okeys_in_sets = run_bounds.get(key)
+        if by_okeys_in_sets is None:
             values = [colour_runs(code, okeys_left) for code in codes_now]
-            # j okeys in runs, the others in sets at 13 at most (with two okeys in a set of
-            # one tile, that tile too).
-            most = 0
-            for in_runs in range(okeys_left + 1):
-                runs, _split = share_okeys(values, in_runs)
-                in_sets = okeys_left - in_runs
-                extra = in_sets * okey_in_set + (tile_in_set if in_sets == 2 else 0)
-                most = max(most, runs + extra)
+            # For each count of okeys in sets (at 13 at most; with two okeys in a set of one
+            # tile, that tile too), the runs with the others.
+            by_okeys_in_sets = tuple(
+                share_okeys(values, okeys_left - in_sets)[0]
+                + in_sets * okey_in_set
+                + (tile_in_set if in_sets == 2 else 0)
+                for in_sets in range(okeys_left + 1)
+            )
             if len(run_bounds) >= _VALUES_SIZE:
                 run_bounds.clear()
-            run_bounds[key] = most
-        return most + future_tiles[okeys_left][index]
+            run_bounds[key] = by_okeys_in_sets
+        if okeys_left == 0:
+            return by_okeys_in_sets[0] + future_tiles[0][index]
+        return max(
+            most + future_tiles[in_sets][index] for in_sets, most in enumerate(by_okeys_in_sets)
+        )
 
     def search(
         index: int, codes_now: list[int], okeys_left: int, set_value: int, required_done: bool
@@ -320,14 +337,15 @@ _LANES = 0x1555555
 # Bounded: cleared when full.
 _VALUES_SIZE = 1 << 16
 _VALUES: dict[tuple[bool, int], dict[int, tuple[int, ...]]] = {}
-_RUN_BOUNDS: dict[tuple[bool, int], dict[tuple[int, int, int, int, int], int]] = {}
+_RunBounds = dict[tuple[int, int, int, int, int], tuple[int, ...]]
+_RUN_BOUNDS: dict[tuple[bool, int], _RunBounds] = {}
 
 
 def _values_table(high_one: bool, okey_worth: int) -> dict[int, tuple[int, ...]]:
     return _VALUES.setdefault((high_one, okey_worth), {})
 
 
-def _run_bounds_table(high_one: bool, okey_worth: int) -> dict[tuple[int, int, int, int, int], int]:
+def _run_bounds_table(high_one: bool, okey_worth: int) -> _RunBounds:
     return _RUN_BOUNDS.setdefault((high_one, okey_worth), {})
 
 
