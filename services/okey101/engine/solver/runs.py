@@ -339,8 +339,9 @@ def _cluster_values(
     required_places = (required_place, HIGH_ONE) if required_place == 1 else (required_place,)
     tile_gain = 1 if okey_worth == COUNT_TILES else 0
     okey_gain = 1 if okey_worth == COUNT_TILES else okey_worth
-    # (runs of one place, of two, of three or more, okeys used, required tile down): value.
-    states: dict[tuple[int, int, int, int, bool], int] = {(0, 0, 0, 0, False): 0}
+    # A state, packed in an int: runs of one place (bits 0-2), of two (3-5), of three or more
+    # (6-8), okeys used (9-10), the required tile down (11); its best value so far.
+    states: dict[int, int] = {0: 0}
     for place in range(low, high + 1):
         offset = place - start
         tiles = (pattern >> (2 * offset)) & 3 if 0 <= offset < length else 0
@@ -349,43 +350,51 @@ def _cluster_values(
         per_okey = okey_gain or worth
         bonus_here = bool(required_place) and place in required_places
         may_start = place + 2 <= high  # a run started here must reach three places
-        after: dict[tuple[int, int, int, int, bool], int] = {}
-        for (ones, twos, longer, used, got), value in states.items():
-            for new_ones, new_twos, new_longer, used_tiles, wild in _run_steps(
-                ones, twos, longer, tiles, okeys - used, may_start
+        after: dict[int, int] = {}
+        get = after.get
+        for state, value in states.items():
+            used = state >> 9 & 3
+            for runs, used_tiles, wild in _run_steps(
+                state & 7, state >> 3 & 7, state >> 6 & 7, tiles, okeys - used, may_start
             ):
                 total = value + used_tiles * per_tile + wild * per_okey
-                now_got = got
-                if used_tiles and bonus_here and not got:
+                key = runs | (used + wild) << 9 | (state & _GOT)
+                if used_tiles and bonus_here and not state & _GOT:
                     total += REQUIRED_BONUS
-                    now_got = True
-                key = (new_ones, new_twos, new_longer, used + wild, now_got)
-                if total > after.get(key, IMPOSSIBLE):
+                    key |= _GOT
+                if total > get(key, IMPOSSIBLE):
                     after[key] = total
         states = after
     best = [IMPOSSIBLE] * (okeys + 1)
-    for (ones, twos, _longer, used, _got), value in states.items():
-        if not ones and not twos and value > best[used]:
+    for state, value in states.items():
+        used = state >> 9 & 3
+        if not state & 63 and value > best[used]:
             best[used] = value
     return tuple(best)
+
+
+_GOT = 1 << 11
 
 
 @cache
 def _run_steps(
     ones: int, twos: int, longer: int, tiles: int, okeys: int, may_start: bool
-) -> tuple[tuple[int, int, int, int, int], ...]:
+) -> tuple[tuple[int, int, int], ...]:
     """What the runs being built (``ones`` of one place, ``twos`` of two, ``longer``) can do
-    at a place of ``tiles`` tiles with ``okeys`` okeys left: (runs of one place, of two, of
-    three or more after it, tiles used, okeys used). Some complete runs stop, the others go
-    on, new ones may start (``may_start``), and each run there takes a tile or an okey."""
-    steps: list[tuple[int, int, int, int, int]] = []
+    at a place of ``tiles`` tiles with ``okeys`` okeys left: (the runs after it, packed as
+    ``_cluster_values`` packs them, tiles used, okeys used). The runs of one and two places go
+    on, as many complete runs as the place has room for go on before any new one starts (a run
+    stopped where another starts is the two joined: the same tiles, one run), the rest stop,
+    new ones may start (``may_start``), and each run there takes a tile or an okey."""
+    steps: list[tuple[int, int, int]] = []
     room = tiles + okeys
-    for stopping in range(longer + 1):
-        going = ones + twos + longer - stopping
-        for through in range(going, (room if may_start else min(going, room)) + 1):
-            for used_tiles in range(max(0, through - okeys), min(through, tiles) + 1):
-                wild = through - used_tiles
-                steps.append((through - going, ones, twos + longer - stopping, used_tiles, wild))
+    forced = ones + twos
+    most = room if may_start else min(room, forced + longer)
+    for through in range(forced, most + 1):
+        going = min(longer, through - forced)
+        runs = (through - forced - going) | ones << 3 | (twos + going) << 6
+        for used_tiles in range(max(0, through - okeys), min(through, tiles) + 1):
+            steps.append((runs, used_tiles, through - used_tiles))
     return tuple(steps)
 
 
