@@ -37,6 +37,7 @@ from okey101.engine.solver.arrangement import Hand
 from okey101.engine.solver.bounds import quick_value_bound
 from okey101.engine.solver.openings import best_opening, least_leftover, opening_value_bound
 from okey101.engine.solver.pairs import best_pairs, most_pairs_bound
+from okey101.engine.solver.playability import meld_takes
 from okey101.engine.tiles import Tile, face_of
 
 # How often a random player tries to take the left discard rather than draw.
@@ -45,10 +46,9 @@ TAKE_CHANCE = 0.25
 
 def _whole_hand_floor(hand: Hand) -> int:
     """The least a whole-hand lay-down can be worth: every tile but the highest, okeys as 1."""
-    values = sorted(
-        1 if hand.okey.is_wild(tile) else (hand.okey.plays_as(tile) % 13 + 1) for tile in hand.tiles
-    )
-    return sum(values[:-1])
+    okey = hand.okey
+    values = [1 if okey.is_wild(tile) else (okey.plays_as(tile) % 13 + 1) for tile in hand.tiles]
+    return sum(values) - max(values, default=0)
 
 
 class _Step:
@@ -167,10 +167,13 @@ class RandomPlayer:
             rack = state.seats[seat].rack
             if len(rack) <= 1:
                 return
+            faces = {okey.plays_as(tile) for tile in rack if not okey.is_wild(tile)}
             for index, item in enumerate(state.table):
                 meld = item.meld
                 if meld.kind is MeldKind.PAIR:
                     continue
+                if faces.isdisjoint(meld_takes(meld, state.rules)):
+                    continue  # no tile of the rack fits it (what the loop below would find)
                 # Only the tiles the meld can take are tried (the engine refuses the others,
                 # and a refusal costs an exception): a set's missing colours, a run's ends.
                 fits: set[int]

@@ -37,6 +37,12 @@ def playable_faces(table: Iterable[Meld], rules: RuleSet) -> frozenset[int]:
     return frozenset(faces)
 
 
+def meld_takes(meld: Meld, rules: RuleSet) -> tuple[int, ...]:
+    """The faces ``meld`` could take (``playable_faces`` of it alone): a run's ends, a
+    three-tile set's missing colours."""
+    return _meld_playable(meld, rules.run_may_end_12_13_1)
+
+
 # The faces each recent meld takes, by the meld's identity: a move changes one meld of the
 # table or none, and every discard asks about the whole table. Entries hold the meld, so an id
 # reused by a new object is never mistaken for it. Bounded: cleared when full.
