@@ -3,6 +3,11 @@
 Its state is the lengths (capped at 3) of the runs being built in the colour and the okeys
 left. A colour splits into clusters of tiles the okeys could bridge; each cluster is solved
 alone and cached by its shape, and the okeys are shared out between clusters and colours.
+
+Two programmes give the same optimum: ``_cluster_values`` (what the search reads, for every
+okey count at once) counts the runs of each length and goes on with complete runs before it
+starts new ones; ``_ColourRuns`` lists them slot by slot and is walked back by the trace that
+builds the melds. The clusters of a colour are found on its code's bits (``_blocks``).
 """
 
 from __future__ import annotations

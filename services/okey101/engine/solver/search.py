@@ -261,7 +261,11 @@ def _search(problem: Problem, floor: int) -> _Best:
         key = (codes_now[0], codes_now[1], codes_now[2], codes_now[3], okeys_left)
         by_okeys_in_sets = run_bounds.get(key)
         if by_okeys_in_sets is None:
-            values = [colour_runs(code, okeys_left) for code in codes_now]
+            # colour_runs, its hits read here without a call.
+            values = [
+                values_of.get(code << 2 | okeys_left) or colour_runs(code, okeys_left)
+                for code in codes_now
+            ]
             # For each count of okeys in sets (at 13 at most; with two okeys in a set of one
             # tile, that tile too), the runs with the others.
             by_okeys_in_sets = tuple(
@@ -275,8 +279,15 @@ def _search(problem: Problem, floor: int) -> _Best:
             run_bounds[key] = by_okeys_in_sets
         if okeys_left == 0:
             return by_okeys_in_sets[0] + future_tiles[0][index]
+        if okeys_left == 1:
+            return max(
+                by_okeys_in_sets[0] + future_tiles[0][index],
+                by_okeys_in_sets[1] + future_tiles[1][index],
+            )
         return max(
-            most + future_tiles[in_sets][index] for in_sets, most in enumerate(by_okeys_in_sets)
+            by_okeys_in_sets[0] + future_tiles[0][index],
+            by_okeys_in_sets[1] + future_tiles[1][index],
+            by_okeys_in_sets[2] + future_tiles[2][index],
         )
 
     def search(
