@@ -82,6 +82,10 @@ class ThisTurn:
     took_okey: bool = False
 
 
+# A turn before anything is done: ThisTurn is frozen, so every new turn may share it.
+_NEW_TURN = ThisTurn()
+
+
 class EventKind(enum.StrEnum):
     """What an ``Event`` records (okey.v1.EventKind has a value of the same name for each)."""
 
@@ -207,8 +211,16 @@ def _require_play_phase(state: HandState) -> None:
         raise RuleViolation("MUST_DRAW_FIRST")
 
 
-def _take_from_rack(rack: Sequence[Tile], tiles: Sequence[Tile]) -> tuple[Tile, ...]:
+def _take_from_rack(rack: tuple[Tile, ...], tiles: Sequence[Tile]) -> tuple[Tile, ...]:
     """The rack without ``tiles``; each must be in it, once."""
+    if len(tiles) == 1:
+        # One tile (a discard, a lay-off): found by its id, the rack around it kept in order.
+        tile = tiles[0]
+        tile_id = tile.id
+        for index, held in enumerate(rack):
+            if held.id == tile_id:
+                return rack[:index] + rack[index + 1 :]
+        raise RuleViolation("TILE_NOT_IN_RACK", tile=str(tile))
     ids = [tile.id for tile in tiles]
     if len(set(ids)) != len(ids):
         duplicate = next(tile for tile in tiles if ids.count(tile.id) > 1)
@@ -750,22 +762,21 @@ def _discard(state: HandState, seat: int, action: Discard) -> tuple[HandState, t
         penalties=penalties,
         turns_played=me.turns_played + 1,
     )
-    after = _evolve(state, seats=seats)
     if finishing:
         finish = finish_of(state, seat, tile)
-        ended = _end_hand(after, EndReason.FINISHED, finish)
+        ended = _end_hand(_evolve(state, seats=seats), EndReason.FINISHED, finish)
         return ended, (*events, _end_event(ended))
     if not state.stock and rules.stock_out is StockOutPolicy.ENDS_ON_LAST_DISCARD:
-        ended = _end_hand(after, EndReason.STOCK_OUT, None)
+        ended = _end_hand(_evolve(state, seats=seats), EndReason.STOCK_OUT, None)
         return ended, (*events, _end_event(ended))
-    nxt = (seat + 1) % SEATS
     new = _evolve(
-        after,
-        turn=nxt,
+        state,
+        seats=seats,
+        turn=(seat + 1) % SEATS,
         phase=Phase.DRAW,
         takeable=tile,
         turn_number=state.turn_number + 1,
-        this_turn=ThisTurn(),
+        this_turn=_NEW_TURN,
     )
     return new, tuple(events)
 

@@ -158,21 +158,26 @@ def make_meld(
     run_error: RuleViolation | None = None
     set_error: RuleViolation | None = None
     candidates: list[Meld] = []
-    try:
-        candidates.append(_parse_run(tiles, okey, rules))
-    except RuleViolation as error:
-        run_error = error
-    try:
-        candidates.append(_parse_set(tiles, okey))
-    except RuleViolation as error:
-        set_error = error
+    real_faces = [okey.plays_as(t) for t in tiles if not okey.is_wild(t)]
+    same_colour = len({face_colour(face) for face in real_faces}) == 1
+    same_number = len({face_number(face) for face in real_faces}) == 1
+    # Tiles of several colours are no run, of several numbers no set: not parsed as one (the
+    # reason would not be told: below, a run's is told only for one colour, a set's for one
+    # number).
+    if same_colour:
+        try:
+            candidates.append(_parse_run(tiles, okey, rules))
+        except RuleViolation as error:
+            run_error = error
+    if same_number:
+        try:
+            candidates.append(_parse_set(tiles, okey))
+        except RuleViolation as error:
+            set_error = error
     if okey_as is not None and candidates:
         return _apply_okey_as(candidates, tiles, okey, okey_as)
     if candidates:
         return max(candidates, key=lambda meld: (meld.value, meld.kind is MeldKind.RUN))
-    real_faces = [okey.plays_as(t) for t in tiles if not okey.is_wild(t)]
-    same_colour = len({face_colour(face) for face in real_faces}) == 1
-    same_number = len({face_number(face) for face in real_faces}) == 1
     if same_colour and run_error is not None:
         raise run_error
     if same_number and set_error is not None:
@@ -181,6 +186,10 @@ def make_meld(
 
 
 def _parse_run(tiles: Sequence[Tile], okey: Okey, rules: RuleSet) -> Meld:
+    colours = {okey.plays_as(tile) // 13 for tile in tiles if not okey.is_wild(tile)}
+    if len(colours) != 1:
+        # No order of these tiles is a run (every reading below fails the same way).
+        raise RuleViolation("NOT_A_MELD")
     try:
         return _parse_run_in_order(tiles, okey, rules)
     except RuleViolation as forward_error:

@@ -9,7 +9,7 @@ from okey101.engine.rules import RuleSet
 from okey101.engine.solver.arrangement import Arrangement, Hand
 from okey101.engine.solver.bounds import quick_tiles_bound
 from okey101.engine.solver.objective import COUNT_TILES, IMPOSSIBLE, REQUIRED_BONUS
-from okey101.engine.solver.search import best_runs_and_sets, problem_of, solve
+from okey101.engine.solver.search import best_runs_and_sets, problem_alone, solve
 from okey101.engine.tiles import Okey, Tile, face_number
 
 
@@ -23,7 +23,7 @@ def opening_value_bound(
     cannot be used. With ``at_least``, the search skips whatever cannot reach it: the answer is
     exact when it is ``at_least`` or more, and otherwise only says "less".
     """
-    problem, _wild, _pools = problem_of(hand, rules, required)
+    problem = problem_alone(hand, rules, required)
     if required is not None:
         value = solve(problem, floor=_required_floor(at_least)).value
         return value - REQUIRED_BONUS if value >= REQUIRED_BONUS else 0
@@ -100,7 +100,7 @@ def most_tiles_down(
     With ``at_least`` the answer is exact only when it reaches it (below, with ``required``,
     it may be ``at_least - 1`` rather than -1).
     """
-    problem, _wild, _pools = problem_of(hand, rules, required, COUNT_TILES)
+    problem = problem_alone(hand, rules, required, COUNT_TILES)
     if required is not None:
         count = solve(problem, floor=_required_floor(at_least)).value
         return count - REQUIRED_BONUS if count >= REQUIRED_BONUS else -1

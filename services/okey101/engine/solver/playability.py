@@ -30,26 +30,51 @@ def playable_faces(table: Iterable[Meld], rules: RuleSet) -> frozenset[int]:
       four-tile set takes nothing: the colour its okey stands for is not playable.
     - Pairs take nothing.
     """
+    high_one = rules.run_may_end_12_13_1
     faces: set[int] = set()
     for meld in table:
-        if meld.kind is MeldKind.RUN:
-            colour = meld.colour
-            assert colour is not None
-            if meld.low > 1:
-                faces.add(face_of(colour, meld.low - 1))
-            if meld.high < 13 or (meld.high == 13 and rules.run_may_end_12_13_1):
-                faces.add(face_of(colour, 1 if meld.high == 13 else meld.high + 1))
-        elif meld.kind is MeldKind.SET and len(meld.tiles) == 3:
-            # An okey in a three-tile set closes no colour: the set can still take a fourth.
-            shown = {
-                face_colour(face)
-                for face, wild in zip(meld.stands_for, meld.wild, strict=True)
-                if face is not None and not wild
-            }
-            for colour in Colour:
-                if colour not in shown:
-                    faces.add(face_of(colour, meld.number))
+        faces.update(_meld_playable(meld, high_one))
     return frozenset(faces)
+
+
+def meld_takes(meld: Meld, rules: RuleSet) -> tuple[int, ...]:
+    """The faces ``meld`` could take (``playable_faces`` of it alone): a run's ends, a
+    three-tile set's missing colours."""
+    return _meld_playable(meld, rules.run_may_end_12_13_1)
+
+
+# The faces each recent meld takes, by the meld's identity: a move changes one meld of the
+# table or none, and every discard asks about the whole table. Entries hold the meld, so an id
+# reused by a new object is never mistaken for it. Bounded: cleared when full.
+_MELD_FACES: dict[int, tuple[Meld, bool, tuple[int, ...]]] = {}
+
+
+def _meld_playable(meld: Meld, high_one: bool) -> tuple[int, ...]:
+    known = _MELD_FACES.get(id(meld))
+    if known is not None and known[0] is meld and known[1] is high_one:
+        return known[2]
+    faces: list[int] = []
+    if meld.kind is MeldKind.RUN:
+        colour = meld.colour
+        assert colour is not None
+        if meld.low > 1:
+            faces.append(face_of(colour, meld.low - 1))
+        if meld.high < 13 or (meld.high == 13 and high_one):
+            faces.append(face_of(colour, 1 if meld.high == 13 else meld.high + 1))
+    elif meld.kind is MeldKind.SET and len(meld.tiles) == 3:
+        # An okey in a three-tile set closes no colour: the set can still take a fourth.
+        shown = {
+            face_colour(face)
+            for face, wild in zip(meld.stands_for, meld.wild, strict=True)
+            if face is not None and not wild
+        }
+        for colour in Colour:
+            if colour not in shown:
+                faces.append(face_of(colour, meld.number))
+    if len(_MELD_FACES) >= 4096:
+        _MELD_FACES.clear()
+    _MELD_FACES[id(meld)] = (meld, high_one, tuple(faces))
+    return tuple(faces)
 
 
 def is_playable(tile: Tile, okey: Okey, table: Iterable[Meld], rules: RuleSet) -> bool:

@@ -3,6 +3,11 @@
 Its state is the lengths (capped at 3) of the runs being built in the colour and the okeys
 left. A colour splits into clusters of tiles the okeys could bridge; each cluster is solved
 alone and cached by its shape, and the okeys are shared out between clusters and colours.
+
+Two programmes give the same optimum: ``_cluster_values`` (what the search reads, for every
+okey count at once) counts the runs of each length and goes on with complete runs before it
+starts new ones; ``_ColourRuns`` lists them slot by slot and is walked back by the trace that
+builds the melds. The clusters of a colour are found on its code's bits (``_blocks``).
 """
 
 from __future__ import annotations
@@ -143,9 +148,26 @@ def colour_values(
         return (_plain_value(code, okey_worth),)
     best = [IMPOSSIBLE] * (okeys + 1)
     for ones_high in _ones_high_choices(code, high_one, okeys):
-        totals = _merge_clusters(code, required_place, okey_worth, okeys, ones_high)[0]
+        totals = _cluster_totals(code, required_place, okey_worth, okeys, ones_high)
         best = [max(have, new) for have, new in zip(best, totals, strict=True)]
     return tuple(best)
+
+
+# Bit 2(p-1) for every place p 1-14: where a code's two bits for a place start.
+_LANES = 0x5555555
+
+
+def _blocks(lanes: int) -> list[tuple[int, int]]:
+    """The (first, last) places of each stretch of consecutive places set in ``lanes``."""
+    out: list[tuple[int, int]] = []
+    # Each place's bit doubled: consecutive places are then consecutive bits.
+    bits = lanes | (lanes << 1)
+    while bits:
+        lowest = bits & -bits
+        block = bits & ~(bits + lowest)
+        out.append((lowest.bit_length() // 2 + 1, block.bit_length() // 2))
+        bits ^= block
+    return out
 
 
 def _plain_value(code: int, okey_worth: int) -> int:
@@ -153,19 +175,55 @@ def _plain_value(code: int, okey_worth: int) -> int:
     quick one): each stretch of three or more consecutive places is solved alone, and a shorter
     one holds no run."""
     total = 0
-    place = 1
-    while place <= 13:
-        if not (code >> (2 * (place - 1))) & 3:
-            place += 1
-            continue
-        first = place
-        pattern = 0
-        while place <= 13 and (code >> (2 * (place - 1))) & 3:
-            pattern |= ((code >> (2 * (place - 1))) & 3) << (2 * (place - first))
-            place += 1
-        if place - first >= 3:
-            total += _cluster_values(first, pattern, place - first, 0, okey_worth, 0, 13)[0]
+    for first, last in _blocks((code | code >> 1) & _LANES):
+        length = last - first + 1
+        if length >= 3:
+            pattern = (code >> (2 * (first - 1))) & ((1 << (2 * length)) - 1)
+            total += _cluster_values(first, pattern, length, 0, okey_worth, 0, 13)[0]
     return total
+
+
+def _cluster_totals(
+    code: int, required_place: int, okey_worth: int, okeys: int, ones_high: int
+) -> list[int]:
+    """``_merge_clusters``' totals alone (what the search reads; the trace needs the rest):
+    the clusters found on the code's bits, their values merged by okeys."""
+    if ones_high:
+        code = code - ones_high + (ones_high << 26)  # those 1s at place 14
+    top = HIGH_ONE if ones_high else 13
+    held = (code | code >> 1) & _LANES
+    # Places between tiles at most ``okeys`` apart join their cluster (an okey bridges them).
+    joined = held
+    if okeys >= 1:
+        joined |= (held << 2) & (held >> 2)
+    if okeys >= 2:
+        joined |= ((held << 2) & (held >> 4)) | ((held << 4) & (held >> 2))
+    t0, t1, t2 = 0, IMPOSSIBLE, IMPOSSIBLE
+    bonus_given = False
+    for first, last in _blocks(joined):
+        length = last - first + 1
+        pattern = (code >> (2 * (first - 1))) & ((1 << (2 * length)) - 1)
+        inside = 0
+        if (
+            not bonus_given
+            and required_place
+            and (first <= required_place <= last or (required_place == 1 and last == HIGH_ONE))
+        ):
+            inside, bonus_given = required_place, True
+        values = _cluster_values(first, pattern, length, inside, okey_worth, okeys, top)
+        v0 = values[0]
+        if okeys == 0:
+            t0 += v0
+            continue
+        v1 = values[1]
+        if okeys == 1:
+            t0, t1 = t0 + v0, max(t0 + v1, t1 + v0)
+            continue
+        v2 = values[2]
+        t0, t1, t2 = t0 + v0, max(t0 + v1, t1 + v0), max(t0 + v2, t1 + v1, t2 + v0)
+    # A sum with an impossible part is far below zero, and no possible total is.
+    totals = [t0, t1, t2][: okeys + 1]
+    return [total if total >= 0 else IMPOSSIBLE for total in totals]
 
 
 def _ones_high_choices(code: int, high_one: bool, okeys: int) -> range:
@@ -273,9 +331,76 @@ def _cluster_values(
     okeys: int,
     top: int,
 ) -> tuple[int, ...]:
-    """Best run values of one cluster (places ``start``.., 2 bits a place) for 0..okeys okeys."""
-    runs, low = _cluster_runs(start, pattern, length, required_place, okey_worth, okeys, top)
-    return tuple(runs.solve(low, count) for count in range(okeys + 1))
+    """Best run values of one cluster (places ``start``.., 2 bits a place) for 0..okeys okeys.
+
+    The same optimum as ``_ColourRuns`` (which the trace walks), found forwards over the
+    places in one pass for every okey count: a state is how many runs being built have one
+    place, two, and three or more (interchangeable, so counted rather than listed), the okeys
+    used, and whether the required tile is down; at each place some complete runs stop, new
+    ones start, and every run there takes a tile or an okey.
+    """
+    low = max(1, start - okeys)
+    high = min(top, start + length - 1 + okeys)
+    required_places = (required_place, HIGH_ONE) if required_place == 1 else (required_place,)
+    tile_gain = 1 if okey_worth == COUNT_TILES else 0
+    okey_gain = 1 if okey_worth == COUNT_TILES else okey_worth
+    # A state, packed in an int: runs of one place (bits 0-2), of two (3-5), of three or more
+    # (6-8), okeys used (9-10), the required tile down (11); its best value so far.
+    states: dict[int, int] = {0: 0}
+    for place in range(low, high + 1):
+        offset = place - start
+        tiles = (pattern >> (2 * offset)) & 3 if 0 <= offset < length else 0
+        worth = 1 if place == HIGH_ONE else place
+        per_tile = tile_gain or worth
+        per_okey = okey_gain or worth
+        bonus_here = bool(required_place) and place in required_places
+        may_start = place + 2 <= high  # a run started here must reach three places
+        after: dict[int, int] = {}
+        get = after.get
+        for state, value in states.items():
+            used = state >> 9 & 3
+            for runs, used_tiles, wild in _run_steps(
+                state & 7, state >> 3 & 7, state >> 6 & 7, tiles, okeys - used, may_start
+            ):
+                total = value + used_tiles * per_tile + wild * per_okey
+                key = runs | (used + wild) << 9 | (state & _GOT)
+                if used_tiles and bonus_here and not state & _GOT:
+                    total += REQUIRED_BONUS
+                    key |= _GOT
+                if total > get(key, IMPOSSIBLE):
+                    after[key] = total
+        states = after
+    best = [IMPOSSIBLE] * (okeys + 1)
+    for state, value in states.items():
+        used = state >> 9 & 3
+        if not state & 63 and value > best[used]:
+            best[used] = value
+    return tuple(best)
+
+
+_GOT = 1 << 11
+
+
+@cache
+def _run_steps(
+    ones: int, twos: int, longer: int, tiles: int, okeys: int, may_start: bool
+) -> tuple[tuple[int, int, int], ...]:
+    """What the runs being built (``ones`` of one place, ``twos`` of two, ``longer``) can do
+    at a place of ``tiles`` tiles with ``okeys`` okeys left: (the runs after it, packed as
+    ``_cluster_values`` packs them, tiles used, okeys used). The runs of one and two places go
+    on, as many complete runs as the place has room for go on before any new one starts (a run
+    stopped where another starts is the two joined: the same tiles, one run), the rest stop,
+    new ones may start (``may_start``), and each run there takes a tile or an okey."""
+    steps: list[tuple[int, int, int]] = []
+    room = tiles + okeys
+    forced = ones + twos
+    most = room if may_start else min(room, forced + longer)
+    for through in range(forced, most + 1):
+        going = min(longer, through - forced)
+        runs = (through - forced - going) | ones << 3 | (twos + going) << 6
+        for used_tiles in range(max(0, through - okeys), min(through, tiles) + 1):
+            steps.append((runs, used_tiles, through - used_tiles))
+    return tuple(steps)
 
 
 @lru_cache(maxsize=1 << 14)

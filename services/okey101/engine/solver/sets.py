@@ -84,3 +84,9 @@ def lean_set_options(
         for taken, wild in set_options(available, okeys)
         if sum(taken) >= 2 and (wild == 0 or (taken, wild - 1) not in SET_SPLITS)
     )
+
+
+@lru_cache(maxsize=4096)
+def most_set_tiles(available: tuple[int, ...], okeys: int) -> int:
+    """The most real tiles sets on one number can take (0 if none): the search's bound."""
+    return max((sum(taken) for taken, _wild in set_options(available, okeys)), default=0)
