@@ -235,7 +235,7 @@ def keep_values(
                 never *= 1.0 - chance
             if opened_as is OpenedAs.PAIRS:
                 never *= 1.0 - ctx.chance(ctx.avail[face])
-            values[tile.id] = -number * never
+            values[tile.id] = -number * never + TUNING.finish_keep * (1.0 - never)
     return values
 
 
