@@ -293,12 +293,15 @@ def expert_decision(
     scores: list[list[float]] = [[] for _ in candidates]
     first = time.perf_counter()
     for world_number in range(worlds):
-        if budget.seconds is not None and scores[0]:
+        if budget.seconds is not None:
             # Stop before a world that would likely end past the budget (a world costs about
-            # what the worlds so far cost each).
+            # what the worlds so far cost each; before the first, HARD's turn having taken
+            # half the budget already says the machine is too slow for rollouts now).
             now = time.perf_counter()
-            per_world = (now - first) / world_number
-            if now + per_world - started > budget.seconds:
+            if world_number == 0:
+                if now - started > budget.seconds / 2:
+                    break
+            elif now + (now - first) / world_number - started > budget.seconds:
                 break
         world = sample_world(shadow, seat, memory, rng)
         if world is None:
