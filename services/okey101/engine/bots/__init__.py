@@ -40,7 +40,11 @@ Levels:
   are near and time remains; the turns it has left (it throws its highest tiles as the stock
   runs out and lays off even okeys on its last turn); taking an okey back when the put-down
   then leaves fewer points; not feeding the next seat (it avoids tiles near the ones that seat
-  picked up, and prefers tiles it threw itself).
+  picked up, and prefers tiles it threw itself); going out: once opened it searches the
+  put-downs (lay-offs of any tile, okeys included, onto every seat's melds, new melds, okey
+  take-backs) for one that leaves a single tile to throw (``finish``), keeps the loose tiles
+  likeliest to go down (the finish nearer, whatever their number), and with the stock nearly
+  out opens even with a +101 discard when that costs less than never opening.
 
 - ``EXPERT``: ``HARD``'s turn and its rivals (draw or take; the same put-down with other
   discards), each played in worlds sampled from the tiles the seat has not seen (a tile another
@@ -59,8 +63,9 @@ The modules, each using only those before it:
 - ``plan``: actions applied one by one to the shadow; ``context``: what the seat knows and the
   estimates built from it;
 - ``random_level``: ``RANDOM``; ``evaluation``: what a plan or keeping a tile is worth;
-- ``discard``, ``put_down``, ``opening``: the discard, the lay-downs and lay-offs after opening,
-  the opening; ``play`` and ``draw``: the two phases; ``expert``: ``EXPERT``'s rollouts;
+- ``discard``, ``put_down``, ``finish``, ``opening``: the discard, the lay-downs and lay-offs
+  after opening, the search for a put-down that goes out, the opening; ``play`` and ``draw``:
+  the two phases; ``expert``: ``EXPERT``'s rollouts;
 - ``entry_points``: ``decide`` and ``fallback_decision``.
 
 This package's ``__init__`` holds no code: import from the module (or from ``okey101.engine``).

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import time
+
 from okey101.engine.bots.context import build_context
 from okey101.engine.bots.draw import draw_decision
 from okey101.engine.bots.expert import DEFAULT_BUDGET, ExpertBudget, expert_decision
@@ -28,8 +30,9 @@ def decide(
 ) -> Decision:
     """The bot's actions for the current phase of ``view`` (the seat to move) and why.
 
-    ``budget``: how much ``EXPERT`` may search (its rollouts, and seconds).
+    ``budget``: how much ``EXPERT`` may search (its rollouts, and seconds from this call).
     """
+    started = time.perf_counter()
     _check_view(view)
     known = (memory or BotMemory(view.seat)).observe_view(view)
     state = shadow_state(view, rules, known)
@@ -39,7 +42,7 @@ def decide(
     ctx = build_context(view, rules, BotLevel.HARD if expert else level, known)
     decision = draw_decision(ctx, state) if view.phase is Phase.DRAW else play_decision(ctx, state)
     if expert:
-        return expert_decision(state, view.seat, known, decision, seed, budget)
+        return expert_decision(state, view.seat, known, decision, seed, budget, started=started)
     return decision
 
 

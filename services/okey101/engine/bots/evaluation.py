@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from okey101.engine.actions import Discard
 from okey101.engine.bots.context import Context
-from okey101.engine.bots.levels import TUNING
+from okey101.engine.bots.levels import TUNING, BotLevel
 from okey101.engine.bots.plan import Plan
 from okey101.engine.hand import SEATS
 from okey101.engine.melds import MeldKind
@@ -236,6 +236,9 @@ def keep_values(
             if opened_as is OpenedAs.PAIRS:
                 never *= 1.0 - ctx.chance(ctx.avail[face])
             values[tile.id] = -number * never
+            if ctx.level is BotLevel.HARD:
+                # Going out: a tile likely to go down is worth keeping whatever its number.
+                values[tile.id] += TUNING.finish_keep * (1.0 - never)
     return values
 
 

@@ -24,8 +24,10 @@ finishes the hand is played at once.
 
 Deterministic for a given seed: the worlds and the rollouts draw on ``random.Random(seed)``, and
 ``ExpertBudget.playouts`` bounds the work. ``ExpertBudget.seconds`` bounds it in time as well
-(the bot service's budget per decision): a world is weighed for every candidate or not at all,
-so a budget cut earlier only means fewer worlds. Tests leave the time unbounded.
+(the bot service's budget per decision, counted from the start of ``decide``, ``HARD``'s turn
+included): a world is weighed for every candidate or not at all, and one is not begun when it
+would likely end past the budget (a world costs about what the worlds before it cost each), so
+a budget cut earlier only means fewer worlds. Tests leave the time unbounded.
 """
 
 from __future__ import annotations
@@ -269,8 +271,13 @@ def expert_decision(
     hard: Decision,
     seed: int,
     budget: ExpertBudget = DEFAULT_BUDGET,
+    *,
+    started: float | None = None,
 ) -> Decision:
-    """EXPERT's actions: HARD's turn, or a rival that the rollouts say is better."""
+    """EXPERT's actions: HARD's turn, or a rival that the rollouts say is better.
+
+    ``started``: when the decision began (``time.perf_counter``), from which its seconds count
+    (default: now)."""
     if any(isinstance(action, GiveBack) for action in hard.actions):
         return Decision(hard.actions, "expert: " + hard.reason, BotLevel.EXPERT)
     finished = _applies(shadow, seat, hard.actions)
@@ -280,16 +287,22 @@ def expert_decision(
     if len(candidates) == 1:
         return Decision(hard.actions, "expert: " + hard.reason, BotLevel.EXPERT)
     rng = random.Random(seed)
-    started = time.perf_counter()
+    if started is None:
+        started = time.perf_counter()
     worlds = max(budget.playouts // len(candidates), 2)
     scores: list[list[float]] = [[] for _ in candidates]
-    for _world_number in range(worlds):
-        if (
-            budget.seconds is not None
-            and scores[0]
-            and time.perf_counter() - started > budget.seconds
-        ):
-            break
+    first = time.perf_counter()
+    for world_number in range(worlds):
+        if budget.seconds is not None:
+            # Stop before a world that would likely end past the budget (a world costs about
+            # what the worlds so far cost each; before the first, HARD's turn having taken
+            # half the budget already says the machine is too slow for rollouts now).
+            now = time.perf_counter()
+            if world_number == 0:
+                if now - started > budget.seconds / 2:
+                    break
+            elif now + (now - first) / world_number - started > budget.seconds:
+                break
         world = sample_world(shadow, seat, memory, rng)
         if world is None:
             break

@@ -32,6 +32,12 @@ class Tuning:
     # HARD: points a tile the next seat may want is worth keeping, per sign of interest.
     feeding_unopened: float = 4.0
     feeding_opened: float = 2.5
+    # Opened: points a loose tile's chance of going down is worth keeping, per unit of chance
+    # (a tile that goes down brings the finish nearer, whatever its number).
+    finish_keep: float = 15.0
+    # HARD, unopened: with fewer draws than this left (``Context.horizon``), open even with a
+    # +101 discard when that costs less than never opening.
+    stock_low_horizon: float = 1.0
 
 
 TUNING = Tuning()

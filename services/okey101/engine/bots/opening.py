@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from okey101.engine.actions import Discard, Group, Open, OpenPairs
 from okey101.engine.bots.context import Context
 from okey101.engine.bots.evaluation import free_discard, plan_score
+from okey101.engine.bots.finish import finish
 from okey101.engine.bots.levels import RANK, TUNING, BotLevel
 from okey101.engine.bots.plan import Plan
 from okey101.engine.bots.put_down import put_down
@@ -79,7 +80,13 @@ def choose_opening(ctx: Context, plan: Plan) -> Plan | None:
         return options[0][1]
     scored = sorted(options, key=lambda option: plan_score(ctx, option[1]))
     kind, best = scored[0]
-    if required is None and not best.ended and not ctx.last_turn and not free_discard(ctx, best):
+    if (
+        required is None
+        and not best.ended
+        and not ctx.last_turn
+        and not _stock_low(ctx, best)
+        and not free_discard(ctx, best)
+    ):
         # Every opening would end the turn with a +101 discard: wait a turn (the hand holds).
         return None
     if (
@@ -99,6 +106,10 @@ def _open_with(ctx: Context, plan: Plan, melds: Sequence[Meld]) -> Plan | None:
         return None
     value = sum(meld.value for meld in melds)
     trial.notes.append(f"opened with {len(melds)} melds worth {value}")
+    if ctx.level is BotLevel.HARD and ctx.rules.lay_off_in_opening_turn:
+        finished = finish(ctx, trial)
+        if finished is not None:
+            return finished
     return put_down(ctx, trial)
 
 
@@ -109,6 +120,16 @@ def _hold_pairs(ctx: Context, hand: Hand) -> bool:
         return False
     value = ctx.best_value(hand).value
     return value >= ctx.rules.opening_min_points - TUNING.hold_pairs_reach
+
+
+def _stock_low(ctx: Context, best: Plan) -> bool:
+    """HARD: the stock is nearly out (about one draw left before the hand ends) and opening
+    now, +101 discard and all, costs less than the 202 of never opening."""
+    return (
+        ctx.level is BotLevel.HARD
+        and ctx.horizon < TUNING.stock_low_horizon
+        and plan_score(ctx, best) < ctx.rules.never_opened_points
+    )
 
 
 def _danger(ctx: Context) -> bool:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from okey101.engine.actions import GiveBack, ShowIndicator
 from okey101.engine.bots.context import Context
 from okey101.engine.bots.discard import choose_discard
-from okey101.engine.bots.levels import Decision
+from okey101.engine.bots.finish import finish
+from okey101.engine.bots.levels import BotLevel, Decision
 from okey101.engine.bots.opening import choose_opening
 from okey101.engine.bots.plan import Plan
 from okey101.engine.bots.put_down import best_put_down, use_taken
@@ -33,6 +34,10 @@ def plan_turn(ctx: Context, start: Plan) -> Plan | None:
         if opened is not None:
             plan = opened
     else:
+        if ctx.level is BotLevel.HARD:
+            finished = finish(ctx, plan)
+            if finished is not None:
+                return finished
         plan = best_put_down(ctx, plan)
     if plan.ended:
         return plan

@@ -137,7 +137,7 @@ def _lay_down_pairs(ctx: Context, plan: Plan) -> None:
         plan.notes.append(f"laid down {laid} pair{'s' if laid > 1 else ''}")
 
 
-def _accepts(ctx: Context, meld: Meld) -> list[tuple[int, End | None]]:
+def accepts(ctx: Context, meld: Meld) -> list[tuple[int, End | None]]:
     """(face, end) of every real tile the meld takes now."""
     out: list[tuple[int, End | None]] = []
     if meld.kind is MeldKind.RUN:
@@ -163,7 +163,7 @@ def _lay_offs(ctx: Context, plan: Plan, *, okeys: bool) -> None:
         targets: dict[int, list[tuple[int, End | None]]] = {}
         open_spots: list[tuple[int, End | None]] = []
         for index, item in enumerate(plan.state.table):
-            for face, end in _accepts(ctx, item.meld):
+            for face, end in accepts(ctx, item.meld):
                 targets.setdefault(face, []).append((index, end))
                 open_spots.append((index, end))
         rack = sorted(plan.rack, key=lambda tile: (-ctx.points(tile), tile.id))
@@ -191,7 +191,7 @@ def use_taken(ctx: Context, plan: Plan, taken: Tile) -> None:
     if plan.me.opened_as is None:
         return
     for index, item in enumerate(plan.state.table):
-        for face, end in _accepts(ctx, item.meld):
+        for face, end in accepts(ctx, item.meld):
             if (ctx.wild(taken) or face == ctx.face(taken)) and plan.step(
                 LayOff(taken, index, end)
             ):
