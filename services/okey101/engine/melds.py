@@ -186,10 +186,7 @@ def make_meld(
 
 
 def _parse_run(tiles: Sequence[Tile], okey: Okey, rules: RuleSet) -> Meld:
-    colours = {okey.plays_as(tile) // 13 for tile in tiles if not okey.is_wild(tile)}
-    if len(colours) != 1:
-        # No order of these tiles is a run (every reading below fails the same way).
-        raise RuleViolation("NOT_A_MELD")
+    """The run ``tiles`` make (``make_meld`` asks only for tiles of one colour)."""
     try:
         return _parse_run_in_order(tiles, okey, rules)
     except RuleViolation as forward_error:
