@@ -243,8 +243,17 @@ def test_a_refused_move_shows_the_engines_sentence(site: str, browser: Any) -> N
     # the keyboard, Shift+← moves the focused tile one slot left.
     first = page.locator(".rack .tile").first
     tile_id = first.get_attribute("data-tile-id")
-    first.drag_to(page.locator(".rack .slot").last)
+    # The drag as the page receives it: dragstart, dragover and drop on the last slot, dragend,
+    # one DataTransfer carried through: the events a person's drag delivers. Playwright's
+    # mouse-driven drag_to stopped delivering the drop with Debian's chromium 156 and
+    # Playwright 1.65 (2026-12-02: the tile stayed put in every run).
+    transfer = page.evaluate_handle("() => new DataTransfer()")
+    last_slot = page.locator(".rack .slot").last
+    first.dispatch_event("dragstart", {"dataTransfer": transfer})
+    last_slot.dispatch_event("dragover", {"dataTransfer": transfer})
+    last_slot.dispatch_event("drop", {"dataTransfer": transfer})
     moved = page.locator(f'.rack [data-tile-id="{tile_id}"]')
+    moved.dispatch_event("dragend", {"dataTransfer": transfer})
     assert moved.evaluate("t => t.parentElement.dataset.slot") == str(
         page.locator(".rack .slot").count() - 2
     ) or moved.evaluate("t => !t.parentElement.nextElementSibling.firstChild")
