@@ -628,7 +628,13 @@ def test_a_client_vanishing_mid_turn_times_out_and_a_bot_keeps_its_seat(
         client = client_for(stack, figures)
         (guest,) = await login_guests(client, 1)
         seating = await host_table(
-            client, [guest], rules(2, turn_seconds=2), bots=(1, 2, 3), bot_level=1
+            # Five hands: once the seat is away its bot plays at once, and on fast cores two
+            # hands were over before the guest's JoinTable arrived (FAILED_PRECONDITION).
+            client,
+            [guest],
+            rules(5, turn_seconds=2),
+            bots=(1, 2, 3),
+            bot_level=1,
         )
         table_id = seating.table_id
         # The guest's own connection: its stream and its moves.
