@@ -10,6 +10,7 @@ at once; clients talk to it only through the public API, as a frontend would.
   bots (draws, discards, a refused move with the engine's sentence, the turn timer) and shows
   the score sheet from scoring and the match result;
 - a spectator's screen follows a table without a rack and cannot move;
+- a client faster than the table's rate limit waits it out and finishes its match;
 - ``okey101 simulate --lobby`` plays a match against the stack and prints its score sheet;
 - docs/integration.md's example client plays a match while the table service restarts.
 """
@@ -22,6 +23,7 @@ import re
 import signal
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -136,6 +138,58 @@ def test_a_quick_match_is_played_to_its_end_through_the_lobby_and_scored(
             assert (await again.login_guest(store)).player_id == profile.player_id
 
     asyncio.run(main())
+
+
+def test_a_client_faster_than_the_rate_limit_waits_it_out_and_finishes_its_match(
+    tmp_path: Path,
+) -> None:
+    """A table that lets one move through at a time, four a second: the simulated client and
+    docs/integration.md's example (which move as fast as the table answers) are refused
+    RATE_LIMITED on most turns, wait the ``retry_after_ms`` they are told, send the same
+    request again, and play their matches to the end; the refusals are on the table's metrics,
+    so they did happen."""
+    limits = {**FAST, "OKEY_TABLE_ACT_BURST": "1", "OKEY_TABLE_ACT_PER_SECOND": "4"}
+
+    async def main(stack: LocalStack) -> common_pb2.MatchResult:
+        async with Player(endpoints(stack)) as player:
+            await player.login_guest(GuestStore(tmp_path, stack.address("lobby")), "Hasty")
+            seating = await player.host_with_bots("boombala", hands=1)
+            result, hands = await play_match(player.session(seating.table_id, seating.seat))
+            assert len(hands) == 1
+            return result
+
+    with local_stack(tmp_path / "stack", env=limits) as limited:
+        result = asyncio.run(main(limited))
+        # docs/integration.md's example waits the limit out too.
+        script = tmp_path / "example.py"
+        script.write_text(guide_example(), encoding="utf-8")
+        env = {
+            **os.environ,
+            "OKEY_LOBBY": limited.address("lobby"),
+            "OKEY_TABLE": limited.address("table"),
+        }
+        example = subprocess.run(
+            [sys.executable, str(script)],
+            check=False,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert example.returncode == 0, example.stderr
+        assert "(winner)" in example.stdout, example.stdout
+        port = limited.services["table"].metrics_port
+        scrape = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10)
+        metrics = scrape.read().decode()
+    assert result.hands_played == 1
+    refused = [
+        float(line.rsplit(" ", 1)[1])
+        for line in metrics.splitlines()
+        if line.startswith("grpc_server_handled_total{")
+        and 'grpc_method="Act"' in line
+        and 'grpc_code="RESOURCE_EXHAUSTED"' in line
+    ]
+    assert refused and refused[0] >= 1, "the client was never rate-limited"
 
 
 def test_tokens_are_refreshed_before_they_expire_and_a_revoked_login_logs_in_again(

@@ -30,9 +30,9 @@ from okey101.bench.load_stack import (
     drive,
     host_table,
     login_guests,
-    rate_limit_wait,
     stack_environment,
 )
+from okey101.client.errors import rate_limit_wait
 from okey101.platform.errors import ResourceExhausted, Unavailable, to_grpc_status
 from okey101.stack import LocalStack, local_stack
 
@@ -144,12 +144,14 @@ def test_the_audit_reports_a_hand_and_a_match_scoring_does_not_have(tmp_path: Pa
 
 def test_a_rate_limit_refusal_is_waited_out_for_as_long_as_it_asks() -> None:
     """The bench's players wait out RATE_LIMITED for its ``retry_after_ms`` (and count it as
-    throttled, not as an error); any other refusal is not a wait."""
+    throttled, not as an error); any other refusal is not a wait, a request too large least
+    of all."""
 
     async def refusals() -> list[float | None]:
         errors = [
             ResourceExhausted("RATE_LIMITED", retry_after_ms=250, action="host"),
             Unavailable("SERVER_SHUTTING_DOWN"),
+            ResourceExhausted("MESSAGE_TOO_LARGE", size=2_000_000, limit=1_048_576),
         ]
 
         async def refuse(_request: bytes, context: grpc.aio.ServicerContext) -> bytes:
@@ -167,7 +169,7 @@ def test_a_rate_limit_refusal_is_waited_out_for_as_long_as_it_asks() -> None:
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
                 call = channel.unary_unary("/test.Refuser/Refuse")
-                for _ in range(2):
+                for _ in range(3):
                     with pytest.raises(grpc.aio.AioRpcError) as refused:
                         await call(b"")
                     waits.append(rate_limit_wait(refused.value))
@@ -175,7 +177,7 @@ def test_a_rate_limit_refusal_is_waited_out_for_as_long_as_it_asks() -> None:
             await server.stop(None)
         return waits
 
-    assert asyncio.run(refusals()) == [0.25, None]
+    assert asyncio.run(refusals()) == [0.25, None, None]
 
 
 def test_bench_core_plays_tables_through_the_table_core_and_reports_their_cost() -> None:

@@ -48,7 +48,7 @@ from okey.v1 import (
     table_pb2_grpc,
 )
 
-from okey101.client.errors import Rejection
+from okey101.client.errors import Rejection, rate_limit_wait
 from okey101.client.session import Tokens
 from okey101.platform.auth import TokenIssuer, dev_signing_key
 
@@ -254,19 +254,6 @@ class StackClient:
                     raise
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
-
-
-def rate_limit_wait(error: grpc.aio.AioRpcError) -> float | None:
-    """Seconds a rate limit's refusal asks the caller to wait; None for any other failure."""
-    if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
-        return None
-    rejection = Rejection.of(error)
-    if rejection.reason != "RATE_LIMITED":
-        return None
-    try:
-        return max(0.05, int(rejection.params.get("retry_after_ms", "1000")) / 1000)
-    except ValueError:
-        return 1.0
 
 
 # --------------------------------------------------------------------------------------------

@@ -41,6 +41,18 @@ class Rejection:
     def retryable(self) -> bool:
         return self.code in RETRYABLE
 
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds a rate limit's refusal (RESOURCE_EXHAUSTED ``RATE_LIMITED``) asks the caller
+        to wait before sending the same request again (its ``retry_after_ms``, at least 50 ms);
+        None for any other refusal, which waiting does not fix (a request too large, say)."""
+        if self.code != grpc.StatusCode.RESOURCE_EXHAUSTED or self.reason != "RATE_LIMITED":
+            return None
+        try:
+            return max(0.05, int(self.params.get("retry_after_ms", "1000")) / 1000)
+        except ValueError:
+            return 1.0
+
     @staticmethod
     def of(error: grpc.aio.AioRpcError | grpc.RpcError) -> Rejection:
         """The rejection a failed call carries (its rich status when it has one)."""
@@ -67,6 +79,13 @@ class Rejection:
                     message = localized.message
                     locale = localized.locale
         return Rejection(code, reason, message or code.name, params, locale)
+
+
+def rate_limit_wait(error: grpc.aio.AioRpcError | grpc.RpcError) -> float | None:
+    """Seconds a rate limit's refusal asks the caller to wait; None for any other failure."""
+    if _code(error) is not grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return None
+    return Rejection.of(error).retry_after
 
 
 def _code(error: grpc.aio.AioRpcError | grpc.RpcError) -> grpc.StatusCode:

@@ -17,7 +17,9 @@ tests and docs/integration.md's example all use it.
   sheet.
 
 State-changing calls carry a fresh request id, repeated unchanged on every retry of the same
-change (common.proto, IDEMPOTENCY): a retry after UNAVAILABLE or DEADLINE_EXCEEDED is safe.
+change (common.proto, IDEMPOTENCY): a retry after UNAVAILABLE or DEADLINE_EXCEEDED is safe, and
+a rate limit's refusal (RESOURCE_EXHAUSTED ``RATE_LIMITED``) is waited out for its
+``retry_after_ms`` and sent again.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from okey.v1 import (
     table_pb2_grpc,
 )
 
-from okey101.client.errors import RETRYABLE, Rejection
+from okey101.client.errors import RETRYABLE, Rejection, rate_limit_wait
 from okey101.client.resume import Backoff, Reconnecting, ResumableWatch
 from okey101.platform.config import SERVICE_PORTS
 
@@ -98,15 +100,18 @@ async def call(
     attempts: int = ATTEMPTS,
     timeout: float = CALL_TIMEOUT,
 ) -> Reply:
-    """One unary call, retried unchanged on UNAVAILABLE and DEADLINE_EXCEEDED (the request
-    carries its request_id, if it has one, so a retried change applies once)."""
+    """One unary call, retried unchanged on UNAVAILABLE and DEADLINE_EXCEEDED (after a
+    back-off) and on a rate limit's refusal (after the ``retry_after_ms`` it asks for); the
+    request carries its request_id, if it has one, so a retried change applies once and a
+    rate limit does not count it again."""
     for attempt in range(1, attempts + 1):
         try:
             return await method(request, metadata=await metadata(), timeout=timeout)
         except grpc.aio.AioRpcError as error:
-            if error.code() not in RETRYABLE or attempt == attempts:
+            wait = rate_limit_wait(error)
+            if (wait is None and error.code() not in RETRYABLE) or attempt == attempts:
                 raise
-            await asyncio.sleep(Backoff().delay(attempt))
+            await asyncio.sleep(Backoff().delay(attempt) if wait is None else wait)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
