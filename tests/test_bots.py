@@ -18,12 +18,20 @@ import random
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from okey101.bench import bots_bench
 from okey101.engine.actions import Action, Discard, Draw, GiveBack, TakeDiscard
 from okey101.engine.bots import entry_points
 from okey101.engine.bots.entry_points import fallback_decision
-from okey101.engine.bots.expert import ExpertBudget, RolloutPlayer, sample_world
+from okey101.engine.bots.expert import (
+    ExpertBudget,
+    RolloutPlayer,
+    looseness,
+    rack_looseness,
+    sample_world,
+)
 from okey101.engine.bots.levels import BotLevel, Decision
 from okey101.engine.bots.memory import BotMemory
 from okey101.engine.bots.shadow import shadow_state
@@ -32,6 +40,7 @@ from okey101.engine.errors import RuleViolation
 from okey101.engine.hand import Event, EventKind, HandState, Phase, apply
 from okey101.engine.playout import RandomPlayer
 from okey101.engine.rules import RuleSet
+from okey101.engine.tiles import ALL_TILES, Okey
 from okey101.engine.view import SeatView, view
 
 PRESETS = ("oyna", "boombala", "north_sultan")
@@ -300,6 +309,22 @@ def test_duplicate_bench_plays_without_illegal_actions() -> None:
             figures = bots_bench.run(3, candidate, reference, 5, preset=preset, workers=1)
             assert figures["illegal_actions"] == 0
             assert figures["stuck_hands"] == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    indicator=st.integers(0, 103),
+    rack_ids=st.lists(st.integers(0, 105), min_size=0, max_size=22, unique=True),
+)
+def test_a_racks_looseness_in_one_pass_is_each_tiles_own(
+    indicator: int, rack_ids: list[int]
+) -> None:
+    """``rack_looseness`` (the rollouts' discard order) gives every tile exactly what
+    ``looseness`` gives it alone: twins, neighbours across 13-1, the same number in other
+    colours, okeys and false jokers included."""
+    okey = Okey(ALL_TILES[indicator])
+    rack = [ALL_TILES[tile_id] for tile_id in rack_ids if tile_id != indicator]
+    assert rack_looseness(rack, okey) == [looseness(tile, rack, okey) for tile in rack]
 
 
 def test_expert_worlds_hold_only_unseen_tiles_and_keep_taken_ones() -> None:

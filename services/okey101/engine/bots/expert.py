@@ -99,13 +99,52 @@ def looseness(tile: Tile, rack: Sequence[Tile], okey: Okey) -> float:
     return (number + 1) - 4.0 * ties
 
 
+def rack_looseness(rack: Sequence[Tile], okey: Okey) -> list[float]:
+    """``looseness`` of every tile of ``rack``, in its order, counted in one pass: the rack's
+    faces are tallied once and each tile reads its neighbours from the tally (a rollout's
+    discards ask this of every rack it throws from; tile by tile it was half a rollout's
+    time). The same numbers as ``looseness``: every tie is a multiple of a half, so the sums
+    are exact whatever the order."""
+    wilds = 0
+    counts = [0] * 52  # non-wild tiles by the face they play as (colour * 13 + number)
+    faces: list[int] = []
+    for tile in rack:
+        if okey.is_wild(tile):
+            wilds += 1
+            faces.append(-1)
+        else:
+            face = okey.plays_as(tile)
+            counts[face] += 1
+            faces.append(face)
+    # Tiles of each number, whatever their colour.
+    numbers = [counts[n] + counts[13 + n] + counts[26 + n] + counts[39 + n] for n in range(13)]
+    out: list[float] = []
+    for face in faces:
+        if face < 0:
+            out.append(-1000.0)
+            continue
+        colour, number = divmod(face, 13)
+        row = colour * 13
+        ties = (
+            wilds
+            + 1.5 * (counts[face] - 1)
+            + 2.0 * (counts[row + (number + 1) % 13] + counts[row + (number - 1) % 13])
+            + 1.0 * (counts[row + (number + 2) % 13] + counts[row + (number - 2) % 13])
+            + 2.0 * (numbers[number] - counts[face])
+        )
+        out.append((number + 1) - 4.0 * ties)
+    return out
+
+
 class RolloutPlayer(RandomPlayer):
     """The random player with a greedy discard: its loosest tile first (ties at random)."""
 
     def discard_order(self, state: HandState, seat: int) -> list[Tile]:
         rack = list(state.seats[seat].rack)
-        okey = state.okey
-        keys = {tile.id: (looseness(tile, rack, okey), self.rng.random()) for tile in rack}
+        loose = rack_looseness(rack, state.okey)
+        keys = {
+            tile.id: (value, self.rng.random()) for tile, value in zip(rack, loose, strict=True)
+        }
         rack.sort(key=lambda tile: keys[tile.id], reverse=True)
         return rack
 
@@ -210,7 +249,8 @@ def _candidates(
     thrown = first[-1].tile
     okey = shadow.okey
     seen = {(okey.is_wild(thrown), okey.plays_as(thrown))}
-    ranked = sorted(rack, key=lambda tile: (-looseness(tile, rack, okey), tile.id))
+    loose = {tile.id: value for tile, value in zip(rack, rack_looseness(rack, okey), strict=True)}
+    ranked = sorted(rack, key=lambda tile: (-loose[tile.id], tile.id))
     for tile in ranked:
         if len(out) > budget.discards:
             break
