@@ -25,6 +25,7 @@ from typing import Any
 
 import grpc
 import grpc.aio
+import prometheus_client
 import pytest
 import structlog
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -56,6 +57,7 @@ from okey101.platform.errors import (
     status_code_of,
 )
 from okey101.platform.logs import configure_logging, ids_of
+from okey101.platform.metrics import GC_WARNING_SECONDS, GarbageCollectorWatch
 from okey101.platform.server import ServerHandle
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -176,11 +178,13 @@ def arun(coroutine: Coroutine[Any, Any, None]) -> None:
 Scenario = Callable[[ServerHandle, grpc.aio.Channel], Awaitable[None]]
 
 
-def with_server(scenario: Scenario, tmp_path: Path, **changes: Any) -> None:
+def with_server(
+    scenario: Scenario, tmp_path: Path, *, routine: frozenset[str] = frozenset(), **changes: Any
+) -> None:
     async def main() -> None:
         settings = settings_for_tests("probe", var_dir=tmp_path, **changes)
         handle = await ServerHandle.start(
-            "probe", _register, settings, access=ACCESS, verifier=VERIFIER
+            "probe", _register, settings, access=ACCESS, verifier=VERIFIER, routine=routine
         )
         try:
             async with grpc.aio.insecure_channel(handle.target) as channel:
@@ -395,6 +399,57 @@ def test_garbage_collections_are_timed_and_a_long_one_is_logged(tmp_path: Path) 
                 assert line["pause_ms"] >= 100 and line["generation"] in (0, 1, 2)
 
     with_server(scenario, tmp_path)
+
+
+def test_collections_while_a_service_starts_are_timed_but_not_logged() -> None:
+    """A service's collections before it serves (imports, migrations, ``collector.settle``'s
+    full one) hold up no call: a watch made with ``warn=False`` times a long one but says
+    nothing until ``serving``; then the same one is a warning."""
+    lines: list[dict[str, Any]] = []
+
+    class Log:
+        def warning(self, event: str, **fields: Any) -> None:
+            lines.append({"event": event, **fields})
+
+    watch = GarbageCollectorWatch(Log(), warn=False)
+    long_collection = {"generation": 2, "collected": 5}
+
+    def timed() -> float:
+        value = prometheus_client.REGISTRY.get_sample_value(
+            "okey_gc_pause_seconds_sum", {"generation": "2"}
+        )
+        return value or 0.0
+
+    def collect() -> None:
+        watch("start", long_collection)
+        watch._began -= 2 * GC_WARNING_SECONDS  # as if it had begun that long ago
+        watch("stop", long_collection)
+
+    before = timed()
+    collect()
+    assert lines == []
+    assert timed() - before >= 2 * GC_WARNING_SECONDS
+    watch.serving()
+    collect()
+    assert [line["event"] for line in lines] == ["garbage collection held up the process"]
+    assert lines[0]["pause_ms"] >= 1000 * GC_WARNING_SECONDS
+
+
+def test_routine_calls_are_not_logged_at_info(tmp_path: Path) -> None:
+    """A method the service names routine (a poll other services make every few seconds) logs
+    its calls at debug, as health checks do: at info level only the other calls' lines show."""
+
+    async def scenario(handle: ServerHandle, channel: grpc.aio.Channel) -> None:
+        token = ISSUER.issue("p-1", "player")
+        with structlog.testing.capture_logs() as lines:
+            assert await call(channel, "Echo")(b"", metadata=bearer(token), timeout=2)
+            await health_of(channel)
+            act = call(channel, "Act")
+            assert await act(b"", metadata=bearer(token), timeout=2) == b"acted"
+        methods = [line["method"] for line in lines if line["event"] == "rpc"]
+        assert methods == [f"/{SERVICE}/Act"]
+
+    with_server(scenario, tmp_path, routine=frozenset({f"/{SERVICE}/Echo"}), log_level="info")
 
 
 def test_a_serving_service_freezes_what_it_loaded_and_spaces_full_collections_out(

@@ -70,7 +70,7 @@ async def serve_edge(settings: Settings) -> None:
     )
     server = _Server(config)
     metrics_server = start_metrics_server(settings.host, settings.metrics_port)
-    watch = GarbageCollectorWatch(log)
+    watch = GarbageCollectorWatch(log, warn=False)  # warned of once serving
     watch.install()
     lag = asyncio.ensure_future(watch_event_loop_lag(log))
     serving = asyncio.ensure_future(server.serve())
@@ -81,6 +81,7 @@ async def serve_edge(settings: Settings) -> None:
                 return
             await asyncio.sleep(0.02)
         collector.settle()
+        watch.serving()
         port = _bound_port(server)
         log.info(
             "serving",

@@ -218,6 +218,8 @@ async def open_lobby(
             access=ACCESS,
             verifier=verifier,
             revocations=servicer.revoked_logins,
+            # Every other service asks for the revoked logins every few seconds.
+            routine=frozenset({"/okey.v1.LobbyService/ListRevokedLogins"}),
         )
     except BaseException:
         await asyncio.to_thread(jwks.close)

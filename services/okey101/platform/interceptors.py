@@ -7,7 +7,8 @@ For each call:
   streamed message;
 - one log line, ``rpc``, with the method, the status code, ``duration_ms`` and the request's
   ``request_id``/``table_id``/``hand_id`` if it has such fields (bound for the handler's own lines
-  too; health checks at debug level). Nothing else of the request is read: never a rack;
+  too; health checks, and the ``routine`` methods a service names (a poll other services make
+  every few seconds), at debug level). Nothing else of the request is read: never a rack;
 - an ``OkeyError`` escaping the handler ends the call with its mapped status (``errors``); any
   other exception is INTERNAL with a generic sentence, its traceback logged, never sent;
 - request bytes that do not decode as the method's message are INVALID_ARGUMENT
@@ -106,9 +107,11 @@ class Drain:
 class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
     """Metrics, the per-call log line, error mapping and stream draining (module docstring)."""
 
-    def __init__(self, logger: Any, drain: Drain) -> None:
+    def __init__(self, logger: Any, drain: Drain, routine: frozenset[str] = frozenset()) -> None:
         self._log = logger
         self._drain = drain
+        #: Full method names (``/pkg.Service/Method``) logged at debug, as health checks are.
+        self._routine = routine
         self._wrapped = WrapCache(self._build)
 
     async def intercept_service(
@@ -131,8 +134,10 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
         # its labels takes a lock and costs more than counting.
         handled: dict[grpc.StatusCode, Any] = {}
         log = self._log
-        # Probes check health every few seconds: their lines would drown the calls that matter.
-        routine = log.debug if service == HEALTH_SERVICE else log.info
+        # Probes check health every few seconds, and services poll one another (the revoked
+        # logins): their lines would drown the calls that matter.
+        quiet = service == HEALTH_SERVICE or method in self._routine
+        routine = log.debug if quiet else log.info
 
         def finish(context: Context, began: float, code: grpc.StatusCode | None) -> None:
             elapsed = time.perf_counter() - began

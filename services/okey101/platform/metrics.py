@@ -121,10 +121,17 @@ class GarbageCollectorWatch:
     """Times each garbage collection into ``okey_gc_pause_seconds`` (a ``gc.callbacks``
     entry), and logs one long enough to be a stall."""
 
-    def __init__(self, log: Any) -> None:
+    def __init__(self, log: Any, *, warn: bool = True) -> None:
         self._log = log
         self._began = 0.0
         self._pauses = [GC_PAUSE_SECONDS.labels(str(generation)) for generation in range(3)]
+        self._warn = warn
+
+    def serving(self) -> None:
+        """Warn of long collections from now on. A watch made with ``warn=False`` only times
+        the collections of a service starting (loading modules, migrating, its deliberate full
+        collection before it serves): they hold up no call."""
+        self._warn = True
 
     def __call__(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
@@ -133,7 +140,7 @@ class GarbageCollectorWatch:
         pause = time.perf_counter() - self._began
         generation = info.get("generation", 0)
         self._pauses[min(max(generation, 0), 2)].observe(pause)
-        if pause >= GC_WARNING_SECONDS:
+        if pause >= GC_WARNING_SECONDS and self._warn:
             self._log.warning(
                 "garbage collection held up the process",
                 generation=generation,

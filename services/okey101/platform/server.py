@@ -137,10 +137,12 @@ class ServerHandle:
         access: AccessPolicy | None = None,
         verifier: JwksVerifier | None = None,
         revocations: RevocationSource | None = None,
+        routine: frozenset[str] = frozenset(),
     ) -> ServerHandle:
         """Build, bind and start the service; SERVING once ``ready`` has returned. Revoked
         logins are followed from ``revocations`` when given (the lobby's database, or the lobby
-        for the table), every ``revocation_poll_seconds`` (never when 0)."""
+        for the table), every ``revocation_poll_seconds`` (never when 0). The ``routine``
+        methods (full names) log their calls at debug, as health checks do."""
         configure_logging(settings.log_format, settings.log_level)
         log = get_logger(service=name)
         verifier = verifier if verifier is not None else verifier_for(settings)
@@ -151,7 +153,7 @@ class ServerHandle:
         server = grpc.aio.server(
             interceptors=[
                 *tracing.interceptors,
-                ObservabilityInterceptor(log, drain),
+                ObservabilityInterceptor(log, drain, routine),
                 AuthInterceptor(access if access is not None else AccessPolicy(), verifier),
             ],
             options=server_options(settings),
@@ -177,8 +179,9 @@ class ServerHandle:
             ) from None
         await server.start()
         handle._lag_watch = asyncio.create_task(watch_event_loop_lag(log))
-        handle._gc_watch = GarbageCollectorWatch(log)
-        handle._gc_watch.install()
+        # Collections while it starts hold up no call: timed, not warned of (``serving``).
+        gc_watch = handle._gc_watch = GarbageCollectorWatch(log, warn=False)
+        gc_watch.install()
         try:
             if ready is not None:
                 await ready()
@@ -190,6 +193,7 @@ class ServerHandle:
                 verifier.revocations, revocations, settings.revocation_poll_seconds, log
             )
         collector.settle()  # what it loaded to start frozen; full collections spaced out
+        gc_watch.serving()
         for service in ("", *handle.service_names):
             await health_servicer.set(service, SERVING)
         log.info(
