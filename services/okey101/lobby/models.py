@@ -28,8 +28,6 @@ microseconds since the epoch (``*_us``), as in the scoring service.
 
 from __future__ import annotations
 
-from typing import Final
-
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -38,7 +36,6 @@ from sqlalchemy import (
     Index,
     Integer,
     LargeBinary,
-    MetaData,
     String,
     Table,
     Text,
@@ -46,18 +43,10 @@ from sqlalchemy import (
     text,
 )
 
-NAMING: Final = {
-    "ix": "ix_%(column_0_N_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
+from okey101.platform.schema import ID_LENGTH, new_metadata
 
-metadata = MetaData(naming_convention=NAMING)
+metadata = new_metadata()
 
-#: Ids (player, table, ticket, tournament, token) are at most this long.
-ID_LENGTH: Final = 128
 
 players = Table(
     "lobby_players",
@@ -269,7 +258,6 @@ tournament_leases = Table(
 )
 
 __all__ = [
-    "ID_LENGTH",
     "hostings",
     "metadata",
     "players",

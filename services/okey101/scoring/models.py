@@ -20,8 +20,6 @@ very same bytes.
 
 from __future__ import annotations
 
-from typing import Final
-
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -31,7 +29,6 @@ from sqlalchemy import (
     Index,
     Integer,
     LargeBinary,
-    MetaData,
     String,
     Table,
     Text,
@@ -39,18 +36,10 @@ from sqlalchemy import (
     false,
 )
 
-NAMING: Final = {
-    "ix": "ix_%(column_0_N_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
+from okey101.platform.schema import ID_LENGTH, new_metadata
 
-metadata = MetaData(naming_convention=NAMING)
+metadata = new_metadata()
 
-#: Ids (hand, match, table, tournament, player) are at most this long.
-ID_LENGTH: Final = 128
 
 matches = Table(
     "scoring_matches",
@@ -230,7 +219,6 @@ rating_changes = Table(
 )
 
 __all__ = [
-    "ID_LENGTH",
     "hand_seats",
     "hands",
     "match_players",

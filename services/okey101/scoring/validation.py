@@ -41,8 +41,8 @@ from okey101.engine.scoring import score_hand
 from okey101.engine.seat import OpenedAs, PenaltyReason
 from okey101.platform import convert
 from okey101.platform.idempotency import REQUEST_ID, fingerprint
+from okey101.platform.schema import ID_LENGTH
 from okey101.scoring.errors import Conflict, Invalid
-from okey101.scoring.models import ID_LENGTH
 
 HEX: Final = re.compile(r"(?:[0-9a-fA-F]{2})*")
 NAME_LENGTH: Final = 256

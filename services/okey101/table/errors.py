@@ -14,6 +14,7 @@ from typing import Final
 from okey101.engine.errors import InvalidInput, RuleViolation
 from okey101.platform.errors import Aborted, NotFound, PermissionDenied, Unavailable
 from okey101.platform.messages import PLATFORM, Catalogue, Catalogued
+from okey101.platform.schema import ID_LENGTH
 
 CATALOGUE: dict[str, dict[str, str]] = {
     # Malformed requests.
@@ -124,7 +125,6 @@ CATALOGUE: dict[str, dict[str, str]] = {
 }
 
 REQUEST_ID: Final = re.compile(r"[A-Za-z0-9._:-]{1,64}")
-ID_LENGTH: Final = 128
 
 
 #: This service's sentences, over the platform's and the engine's.

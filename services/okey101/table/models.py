@@ -25,8 +25,6 @@ microseconds since the epoch (``*_us``). Protobuf messages are stored as their b
 
 from __future__ import annotations
 
-from typing import Final
-
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -34,25 +32,16 @@ from sqlalchemy import (
     Index,
     Integer,
     LargeBinary,
-    MetaData,
     String,
     Table,
     Text,
     false,
 )
 
-NAMING: Final = {
-    "ix": "ix_%(column_0_N_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
+from okey101.platform.schema import ID_LENGTH, new_metadata
 
-metadata = MetaData(naming_convention=NAMING)
+metadata = new_metadata()
 
-#: Ids (table, match, hand, player, tournament) are at most this long.
-ID_LENGTH: Final = 128
 
 tables = Table(
     "table_tables",
