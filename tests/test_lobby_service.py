@@ -28,22 +28,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import grpc
 import grpc.aio
 import jwt
 import pytest
+from databases import fresh_database, postgres_database
 from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from okey.v1 import common_pb2, lobby_pb2, lobby_pb2_grpc
 from sqlalchemy import func, select
-from sqlalchemy.engine import make_url
 
 from okey101.lobby import Limits, Lobby, Options, answers, start_lobby
 from okey101.lobby.convert import created_tournament_answer
 from okey101.lobby.errors import CATALOGUE
 from okey101.lobby.limits import RateLimit
-from okey101.lobby.models import metadata, players, queue, refresh_tokens, requests
+from okey101.lobby.models import players, queue, refresh_tokens, requests
 from okey101.lobby.quick_match import QuickMatchQueue
 from okey101.lobby.records import LeaseLost, PlayerRow
 from okey101.lobby.tournaments import NewTournament, Tournaments
@@ -58,7 +57,6 @@ from okey101.platform.config import Settings, settings_for_tests
 from okey101.platform.database import Database
 from okey101.services import built_services
 
-TEST_DATABASE_ENV = "OKEY_TEST_DATABASE_URL"
 PASSWORD = "correct horse battery"
 
 
@@ -66,44 +64,10 @@ PASSWORD = "correct horse battery"
 # Databases
 
 
-def postgres_base() -> str:
-    base = os.environ.get(TEST_DATABASE_ENV)
-    if not base:
-        pytest.skip(f"{TEST_DATABASE_ENV} is not set: the PostgreSQL runs are skipped")
-    return base
-
-
-@contextlib.contextmanager
-def postgres_database(prefix: str = "okey_lobby") -> Iterator[str]:
-    """A new PostgreSQL database (asyncpg URL), dropped afterwards."""
-    url = make_url(postgres_base())
-    admin = url.set(drivername="postgresql").render_as_string(hide_password=False)
-    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
-
-    async def execute(statement: str) -> None:
-        connection = await asyncpg.connect(admin)
-        try:
-            await connection.execute(statement)
-        finally:
-            await connection.close()
-
-    asyncio.run(execute(f'CREATE DATABASE "{name}"'))
-    try:
-        yield url.set(drivername="postgresql+asyncpg", database=name).render_as_string(
-            hide_password=False
-        )
-    finally:
-        asyncio.run(execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, empty database: a SQLite file, or a PostgreSQL database dropped afterwards."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'lobby.db'}"
-        return
-    with postgres_database() as url:
-        yield url
+    yield from fresh_database(request.param, tmp_path, "lobby")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1105,36 +1069,7 @@ async def _player(database: Database, player_id: str) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------
-# Schema and process
-
-
-def test_migrated_schema_matches_the_models(database_url: str) -> None:
-    """The Alembic history, run twice (the second run finds nothing to do), makes exactly the
-    tables the models describe, with its own version table."""
-    from alembic.autogenerate import compare_metadata
-    from alembic.migration import MigrationContext
-
-    async def scenario() -> None:
-        database = Database(database_url)
-        try:
-            await database.migrate("lobby")
-            await database.migrate("lobby")
-            async with database.engine.connect() as connection:
-
-                def compare(sync_connection: Any) -> tuple[list[Any], str | None]:
-                    context = MigrationContext.configure(
-                        sync_connection,
-                        opts={"version_table": "alembic_version_lobby", "compare_type": True},
-                    )
-                    return compare_metadata(context, metadata), context.get_current_revision()
-
-                differences, revision = await connection.run_sync(compare)
-            assert differences == []
-            assert revision == "0003_revoked_logins"
-        finally:
-            await database.dispose()
-
-    run(scenario())
+# The process
 
 
 def test_serve_lobby_starts_alone_serves_the_jwks_and_stops_on_sigterm(tmp_path: Path) -> None:

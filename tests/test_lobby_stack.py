@@ -26,6 +26,7 @@ from typing import Any
 import grpc
 import grpc.aio
 import pytest
+from databases import TEST_DATABASE_ENV, postgres_database
 from okey.v1 import (
     common_pb2,
     lobby_pb2,
@@ -38,12 +39,10 @@ from okey.v1 import (
 from service_stack import FAST, peer_services, table_settings
 from sqlalchemy import select
 from test_lobby_service import (
-    TEST_DATABASE_ENV,
     Client,
     bearer,
     lobby_client,
     lobby_settings,
-    postgres_database,
     refused,
     run,
 )
@@ -1123,12 +1122,9 @@ def test_a_lobby_given_two_table_processes_hosts_tables_while_one_is_down(
     the first time or after a retry with its request id, with one table each, started. (Given
     only the first address, the same run fails: nothing serves the lobby.)"""
     from test_table_processes import table_process
-    from test_table_service import postgres_database as table_database
 
     if not os.environ.get(TEST_DATABASE_ENV):
         pytest.skip(f"{TEST_DATABASE_ENV} is not set: two table processes need PostgreSQL")
-    databases = table_database("okey_twotables")
-    url = next(databases)
 
     async def host(client: Client, guest: Any) -> str:
         request = lobby_pb2.HostTableRequest(
@@ -1178,7 +1174,5 @@ def test_a_lobby_given_two_table_processes_hosts_tables_while_one_is_down(
                             assert [table.table_id for table in listed.tables] == [table_id]
                             assert listed.tables[0].state != common_pb2.TABLE_STATE_WAITING
 
-    try:
+    with postgres_database("okey_twotables") as url:
         run(scenario())
-    finally:
-        next(databases, None)

@@ -20,23 +20,21 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import grpc
 import grpc.aio
 import pytest
+from databases import fresh_database
 from google.protobuf.timestamp_pb2 import Timestamp
 from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 from okey.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
 from sqlalchemy import func, select
-from sqlalchemy.engine import make_url
 
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.hand import HandState
@@ -52,12 +50,11 @@ from okey101.platform.errors import DOMAIN
 from okey101.platform.server import ServerHandle
 from okey101.scoring import ACCESS, ScoringServicer, register
 from okey101.scoring.errors import CATALOGUE
-from okey101.scoring.models import hand_seats, hands, matches, metadata
+from okey101.scoring.models import hand_seats, hands, matches
 
 KEY = SigningKey.generate()
 ISSUER = TokenIssuer(KEY)
 SERVICE_AUTH = (("authorization", f"Bearer {ISSUER.issue('table', 'service', ttl_seconds=3600)}"),)
-TEST_DATABASE_ENV = "OKEY_TEST_DATABASE_URL"
 #: Hand seeds whose playouts end in a doubled finish (oyna): a pairs opener finishing.
 DOUBLED_SEED = 268
 
@@ -235,37 +232,7 @@ class MatchPlan:
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, empty database: a SQLite file, or a PostgreSQL database dropped afterwards."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'scoring.db'}"
-        return
-    base = os.environ.get(TEST_DATABASE_ENV)
-    if not base:
-        pytest.skip(f"{TEST_DATABASE_ENV} is not set: the PostgreSQL runs are skipped")
-    url = make_url(base)
-    admin = url.set(drivername="postgresql").render_as_string(hide_password=False)
-    name = f"okey_scoring_{uuid.uuid4().hex[:12]}"
-
-    async def create() -> None:
-        connection = await asyncpg.connect(admin)
-        try:
-            await connection.execute(f'CREATE DATABASE "{name}"')
-        finally:
-            await connection.close()
-
-    async def drop() -> None:
-        connection = await asyncpg.connect(admin)
-        try:
-            await connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await connection.close()
-
-    asyncio.run(create())
-    try:
-        yield url.set(drivername="postgresql+asyncpg", database=name).render_as_string(
-            hide_password=False
-        )
-    finally:
-        asyncio.run(drop())
+    yield from fresh_database(request.param, tmp_path, "scoring")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -868,35 +835,6 @@ def test_okey101_serve_scoring_starts_migrates_and_stops_gracefully(tmp_path: Pa
         if process.poll() is None:
             process.kill()
             process.wait()
-
-
-def test_migrated_schema_matches_the_models(database_url: str) -> None:
-    """The Alembic history, run twice (the second run finds nothing to do), makes exactly the
-    tables the models describe, with its own version table."""
-    from alembic.autogenerate import compare_metadata
-    from alembic.migration import MigrationContext
-
-    async def scenario() -> None:
-        database = Database(database_url)
-        try:
-            await database.migrate("scoring")
-            await database.migrate("scoring")
-            async with database.engine.connect() as connection:
-
-                def compare(sync_connection: Any) -> tuple[list[Any], str | None]:
-                    context = MigrationContext.configure(
-                        sync_connection,
-                        opts={"version_table": "alembic_version_scoring", "compare_type": True},
-                    )
-                    return compare_metadata(context, metadata), context.get_current_revision()
-
-                differences, revision = await connection.run_sync(compare)
-            assert differences == []
-            assert revision == "0003_request_ids"
-        finally:
-            await database.dispose()
-
-    run(scenario())
 
 
 def test_every_sentence_names_the_same_parameters_in_both_languages() -> None:

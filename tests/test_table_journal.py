@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from databases import postgres_database
 from sqlalchemy import select
 from sqlalchemy.engine import make_url
-from test_table_service import postgres_database
 
 from okey101.platform.database import Database
 from okey101.table import models
@@ -38,7 +38,8 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite+aiosqlite:///{tmp_path / 'table.db'}"
         return
-    yield from postgres_database("okey_journal")
+    with postgres_database("okey_journal") as url:
+        yield url
 
 
 def _row(table_id: str) -> dict[str, Any]:

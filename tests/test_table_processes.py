@@ -24,9 +24,9 @@ from typing import Any
 import grpc
 import grpc.aio
 import pytest
+from databases import TEST_DATABASE_ENV, postgres_database
 from okey.v1 import common_pb2, table_pb2, table_pb2_grpc
 from service_stack import peer_services
-from test_table_service import TEST_DATABASE_ENV, postgres_database
 
 from okey101.engine.bots.entry_points import decide
 from okey101.engine.bots.levels import BotLevel
@@ -48,14 +48,16 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite+aiosqlite:///{tmp_path / 'table.db'}"
         return
-    yield from postgres_database("okey_tableproc")
+    with postgres_database("okey_tableproc") as url:
+        yield url
 
 
 @pytest.fixture
 def postgres() -> Iterator[str]:
     if not os.environ.get(TEST_DATABASE_ENV):
         pytest.skip(f"{TEST_DATABASE_ENV} is not set: two pods need PostgreSQL")
-    yield from postgres_database("okey_tablepods")
+    with postgres_database("okey_tablepods") as url:
+        yield url
 
 
 @contextmanager

@@ -8,21 +8,19 @@ app's player would do), and act through the public API with their own tokens.
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import grpc
 import grpc.aio
 import pytest
+from databases import fresh_database
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 from okey.v1 import common_pb2, scoring_pb2, table_pb2
 from service_stack import FAST, ManualClock, Stack, running_stack
-from sqlalchemy.engine import make_url
 
 from okey101.engine.bots.entry_points import decide
 from okey101.engine.bots.levels import BotLevel
@@ -32,7 +30,6 @@ from okey101.engine.hand import apply
 from okey101.engine.tiles import tile_by_id
 from okey101.platform import convert
 
-TEST_DATABASE_ENV = "OKEY_TEST_DATABASE_URL"
 PLAYERS = ("ada", "bea", "cem", "deniz")
 
 
@@ -43,34 +40,7 @@ PLAYERS = ("ada", "bea", "cem", "deniz")
 @pytest.fixture(params=["sqlite", "postgresql"])
 def table_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh table database: a SQLite file, or a PostgreSQL database dropped afterwards."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'table.db'}"
-        return
-    yield from postgres_database("okey_table")
-
-
-def postgres_database(prefix: str) -> Iterator[str]:
-    base = os.environ.get(TEST_DATABASE_ENV)
-    if not base:
-        pytest.skip(f"{TEST_DATABASE_ENV} is not set: the PostgreSQL runs are skipped")
-    url = make_url(base)
-    admin = url.set(drivername="postgresql").render_as_string(hide_password=False)
-    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
-
-    async def run(sql: str) -> None:
-        connection = await asyncpg.connect(admin)
-        try:
-            await connection.execute(sql)
-        finally:
-            await connection.close()
-
-    asyncio.run(run(f'CREATE DATABASE "{name}"'))
-    try:
-        yield url.set(drivername="postgresql+asyncpg", database=name).render_as_string(
-            hide_password=False
-        )
-    finally:
-        asyncio.run(run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    yield from fresh_database(request.param, tmp_path, "table")
 
 
 def run(coroutine: Any) -> Any:
@@ -818,39 +788,7 @@ def test_the_rack_in_a_deal_event_is_the_seats_own(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The schema and the catalogue
-
-
-def test_migrated_schema_matches_the_models(table_url: str) -> None:
-    """The Alembic history, run twice (the second run finds nothing to do), makes exactly the
-    tables the models describe, with its own version table."""
-    from alembic.autogenerate import compare_metadata
-    from alembic.migration import MigrationContext
-
-    from okey101.platform.database import Database
-    from okey101.table.models import metadata
-
-    async def scenario() -> None:
-        database = Database(table_url)
-        try:
-            await database.migrate("table")
-            await database.migrate("table")
-            async with database.engine.connect() as connection:
-
-                def compare(sync_connection: Any) -> tuple[list[Any], str | None]:
-                    context = MigrationContext.configure(
-                        sync_connection,
-                        opts={"version_table": "alembic_version_table", "compare_type": True},
-                    )
-                    return compare_metadata(context, metadata), context.get_current_revision()
-
-                differences, revision = await connection.run_sync(compare)
-            assert differences == []
-            assert revision == "0003_request_fingerprint"
-        finally:
-            await database.dispose()
-
-    run(scenario())
+# The catalogue
 
 
 def test_every_table_sentence_names_the_same_parameters_in_both_languages() -> None:

@@ -27,9 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 from okey.v1 import common_pb2
-from sqlalchemy.engine import make_url
 
 from okey101.bench import load_stack
 from okey101.engine.bots.entry_points import fallback_decision
@@ -197,29 +195,13 @@ def run(tables: int, seconds: float, *, sqlite: bool, database_url: str | None) 
                 or os.environ.get(load_stack.DATABASE_ENV)
                 or load_stack.DEFAULT_DATABASE_URL
             )
-            url = _temporary_postgres(cleanup, base)
+            made = cleanup.enter_context(
+                load_stack.temporary_databases(base, "okey_core", ("table",))
+            )
+            url = made["table"]
         figures = asyncio.run(_play(url, tables, seconds))
     figures["database"] = "sqlite" if sqlite else "postgresql"
     return figures
-
-
-def _temporary_postgres(cleanup: contextlib.ExitStack, base: str) -> str:
-    parsed = make_url(base)
-    admin = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
-    name = f"okey_core_{uuid.uuid4().hex[:12]}"
-
-    async def sql(statement: str) -> None:
-        connection = await asyncpg.connect(admin)
-        try:
-            await connection.execute(statement)
-        finally:
-            await connection.close()
-
-    asyncio.run(sql(f'CREATE DATABASE "{name}"'))
-    cleanup.callback(lambda: asyncio.run(sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')))
-    return parsed.set(drivername="postgresql+asyncpg", database=name).render_as_string(
-        hide_password=False
-    )
 
 
 def main(tables: int, seconds: float, sqlite: bool, database_url: str | None, as_json: bool) -> int:
