@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from okey101.engine.errors import InvalidInput, OkeyError
 from okey101.lobby import errors as lobby_errors
 from okey101.platform import paging
+from okey101.platform.config import ConfigError
 from okey101.platform.database import Database, is_outage, outage_as, sqlite_url
 from okey101.platform.errors import InvalidArgument, PlatformError, status_code_of
 from okey101.platform.idempotency import (
@@ -192,6 +193,43 @@ def test_anything_else_passes_unchanged(failure: Exception) -> None:
 def test_no_log_is_asked_for_unless_given() -> None:
     with pytest.raises(table_errors.NotReady), outage_as(table_errors.NotReady):
         raise OperationalError("SELECT 1", {}, Exception("down"))
+
+
+def test_a_database_serves_calls_once_migrated_and_a_failed_migration_stops_the_start(
+    tmp_path: Path,
+) -> None:
+    """Before ``migrate_to_serve`` every call is the service's UNAVAILABLE SERVICE_STARTING,
+    after it the work runs (an outage in it still DATABASE_UNAVAILABLE); a database that
+    cannot be reached to be migrated is a ConfigError naming it."""
+
+    async def scenario() -> None:
+        database = Database(sqlite_url(tmp_path / "scoring.db"))
+        try:
+            not_ready = pytest.raises(scoring_errors.NotReady)
+            with not_ready as starting, database.serving(scoring_errors.NotReady):
+                raise AssertionError("served before the schema was migrated")
+            assert starting.value.code == "SERVICE_STARTING"
+            assert status_code_of(starting.value) == grpc.StatusCode.UNAVAILABLE
+            await database.migrate_to_serve("scoring")
+            with database.serving(scoring_errors.NotReady):
+                served = True
+            assert served
+            not_ready = pytest.raises(scoring_errors.NotReady)
+            with not_ready as outage, database.serving(scoring_errors.NotReady):
+                raise OperationalError("SELECT 1", {}, Exception("down"))
+            assert outage.value.code == "DATABASE_UNAVAILABLE"
+        finally:
+            await database.dispose()
+        # Nothing listens on port 1: the connection is refused.
+        broken = Database("postgresql+asyncpg://postgres@127.0.0.1:1/scoring")
+        try:
+            with pytest.raises(ConfigError, match="cannot migrate the scoring database"):
+                await broken.migrate_to_serve("scoring")
+            assert not broken.migrated
+        finally:
+            await broken.dispose()
+
+    asyncio.run(scenario())
 
 
 # --------------------------------------------------------------------------------------------

@@ -239,6 +239,8 @@ class Database:
     def __init__(self, url: str, **options: Any) -> None:
         self.url = normalize_url(url)
         self.engine = create_engine(self.url, **options)
+        #: Whether ``migrate_to_serve`` has brought the schema to its head (calls wait for it).
+        self.migrated = False
         self._writer = self.engine.execution_options(**{WRITE_OPTION: True})
         # PostgreSQL reads in autocommit (module docstring); SQLite's reads keep their
         # transaction, which there is a snapshot across statements.
@@ -291,6 +293,28 @@ class Database:
 
     async def migrate(self, service: str) -> None:
         await run_migrations(service, self.engine)
+
+    async def migrate_to_serve(self, service: str) -> None:
+        """``migrate``, as a service's ``ready`` hook: calls are served from then on
+        (``serving``); a database that cannot be reached or migrated stops the start
+        (ConfigError: the reason logged, exit status 1) rather than leaving a service that
+        answers UNAVAILABLE for ever."""
+        try:
+            await self.migrate(service)
+        except (OSError, DBAPIError) as error:
+            raise ConfigError(f"cannot migrate the {service} database: {error}") from None
+        self.migrated = True
+
+    @contextmanager
+    def serving(
+        self, unavailable: Callable[[str], Exception], *, log: Any = None
+    ) -> Iterator[None]:
+        """Around a call's work: ``unavailable("SERVICE_STARTING")`` until the schema is
+        migrated (``migrate_to_serve``), then ``outage_as(unavailable)``."""
+        if not self.migrated:
+            raise unavailable("SERVICE_STARTING")
+        with outage_as(unavailable, log=log):
+            yield
 
     async def dispose(self) -> None:
         await self.engine.dispose()

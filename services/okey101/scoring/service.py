@@ -28,13 +28,12 @@ from typing import Final, TypeVar
 import grpc.aio
 from okey.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
 from prometheus_client import Counter
-from sqlalchemy.exc import DBAPIError
 
 from okey101.engine.errors import OkeyError
 from okey101.platform import convert, paging
 from okey101.platform.auth import Access, AccessPolicy, current_claims
-from okey101.platform.config import ConfigError, Settings
-from okey101.platform.database import Database, outage_as
+from okey101.platform.config import Settings
+from okey101.platform.database import Database
 from okey101.platform.errors import abort_with, request_language
 from okey101.platform.handlers import Context
 from okey101.platform.logs import get_logger
@@ -127,24 +126,17 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
     def __init__(self, database: Database) -> None:
         self.database = database
         self.repository = ScoringRepository(database)
-        self.ready = False
 
     async def prepare(self) -> None:
         """Migrate the database to the service's latest schema; calls are served from then."""
-        try:
-            await self.database.migrate(NAME)
-        except (OSError, DBAPIError) as error:
-            raise ConfigError(f"cannot migrate the {NAME} database: {error}") from None
-        self.ready = True
+        await self.database.migrate_to_serve(NAME)
 
     async def _answer(
         self, request: object, context: Context, work: Callable[[], Awaitable[_R]]
     ) -> _R:
         language = request_language(request, context.invocation_metadata())
         try:
-            if not self.ready:
-                raise NotReady("SERVICE_STARTING")
-            with outage_as(NotReady, log=_log):
+            with self.database.serving(NotReady, log=_log):
                 return await work()
         except OkeyError as error:
             await abort_with(context, error, language)

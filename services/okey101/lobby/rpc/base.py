@@ -15,7 +15,6 @@ from typing import Any, Final, NoReturn, TypeVar
 from grpc_status import rpc_status
 from okey.v1 import lobby_pb2
 from prometheus_client import Counter
-from sqlalchemy.exc import DBAPIError
 
 from okey101.engine.errors import OkeyError
 from okey101.lobby.convert import revoked_logins_answer
@@ -34,8 +33,7 @@ from okey101.platform.auth import (
     require_claims,
 )
 from okey101.platform.clients import Peers
-from okey101.platform.config import ConfigError
-from okey101.platform.database import Database, outage_as
+from okey101.platform.database import Database
 from okey101.platform.errors import Language, request_language
 from okey101.platform.handlers import Context
 from okey101.platform.logs import get_logger
@@ -99,7 +97,6 @@ class LobbyCalls:
         self.options = options
         self.passwords = passwords or Passwords()
         self.matchmaker = Matchmaker(self.repository, self.tables)
-        self.ready = False
 
     async def revoked_logins(self, since_us: int) -> lobby_pb2.ListRevokedLoginsResponse:
         """The logins revoked at or after ``since_us`` that may still have live access tokens
@@ -113,20 +110,14 @@ class LobbyCalls:
 
     async def prepare(self) -> None:
         """Migrate the database to the service's latest schema; calls are served from then."""
-        try:
-            await self.database.migrate(NAME)
-        except (OSError, DBAPIError) as error:
-            raise ConfigError(f"cannot migrate the {NAME} database: {error}") from None
-        self.ready = True
+        await self.database.migrate_to_serve(NAME)
 
     async def _answer(
         self, request: object, context: Context, work: Callable[[], Awaitable[_R]]
     ) -> _R:
         language = request_language(request, context.invocation_metadata())
         try:
-            if not self.ready:
-                raise NotReady("SERVICE_STARTING")
-            with outage_as(NotReady, log=log):
+            with self.database.serving(NotReady, log=log):
                 return await work()
         except OkeyError as error:
             await _abort(context, error, language)
