@@ -10,38 +10,16 @@ The document is public (public keys only); it is sent with ``Cache-Control: max-
 from __future__ import annotations
 
 import json
-import socket
-import threading
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from socketserver import ThreadingMixIn
 from typing import Any, Final
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from okey101.platform.http_server import HttpServer, serve_wsgi
 
 PATHS: Final = frozenset({"/.well-known/jwks.json", "/jwks.json"})
 
 
-class _Server(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class _Quiet(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        """Key fetches are not logged."""
-
-
-@dataclass
-class JwksServer:
-    """The HTTP server of the JWKS; ``port`` is the bound one (useful with port 0)."""
-
-    port: int
-    _server: WSGIServer
-    _thread: threading.Thread
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+#: The server of the JWKS (``start_jwks_server``).
+JwksServer = HttpServer
 
 
 def app(jwks: Callable[[], Mapping[str, Any]]) -> Any:
@@ -71,15 +49,7 @@ def app(jwks: Callable[[], Mapping[str, Any]]) -> Any:
 
 def start_jwks_server(host: str, port: int, jwks: Callable[[], Mapping[str, Any]]) -> JwksServer:
     """Serve ``jwks()`` over HTTP at ``host:port`` in a daemon thread."""
-    address = host.strip("[]") or "0.0.0.0"
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    server_class = type("JwksHTTPServer", (_Server,), {"address_family": family})
-    server: WSGIServer = make_server(address, port, app(jwks), server_class, handler_class=_Quiet)
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="jwks", daemon=True
-    )
-    thread.start()
-    return JwksServer(int(server.server_port), server, thread)
+    return serve_wsgi(host, port, app(jwks), name="jwks")
 
 
 __all__ = ["PATHS", "JwksServer", "app", "start_jwks_server"]

@@ -19,16 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import socket
-import threading
 import time
-from dataclasses import dataclass
-from socketserver import ThreadingMixIn
 from typing import Any, Final
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import prometheus_client
 from prometheus_client import Counter, Histogram
+
+from okey101.platform.http_server import HttpServer, serve_wsgi
 
 LATENCY_BUCKETS: Final = (
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
@@ -77,44 +74,13 @@ LAG_WARNING_SECONDS: Final = 0.5
 prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
 
 
-class _Server(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class _Quiet(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        """Scrapes are not logged."""
-
-
-@dataclass
-class MetricsServer:
-    """The HTTP server of ``/metrics``; ``port`` is the bound one (useful with port 0)."""
-
-    host: str
-    port: int
-    _server: WSGIServer
-    _thread: threading.Thread
-
-    def close(self) -> None:
-        """Stop serving and release the port (blocks for up to a poll interval)."""
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+#: The server of ``/metrics`` (``start_metrics_server``).
+MetricsServer = HttpServer
 
 
 def start_metrics_server(host: str, port: int) -> MetricsServer:
     """Serve the default registry over HTTP at ``host:port`` in a daemon thread."""
-    address = host.strip("[]") or "0.0.0.0"
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    server_class = type("MetricsHTTPServer", (_Server,), {"address_family": family})
-    server: WSGIServer = make_server(
-        address, port, prometheus_client.make_wsgi_app(), server_class, handler_class=_Quiet
-    )
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="metrics", daemon=True
-    )
-    thread.start()
-    return MetricsServer(host, int(server.server_port), server, thread)
+    return serve_wsgi(host, port, prometheus_client.make_wsgi_app(), name="metrics")
 
 
 class GarbageCollectorWatch:
