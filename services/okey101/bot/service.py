@@ -80,14 +80,8 @@ DECISION_SECONDS: Final = Histogram(
 )
 
 
-def access_policy() -> AccessPolicy:
-    """Which tokens each BotService call accepts (and the platform's open methods)."""
-    policy = AccessPolicy()
-    policy.declare_service(SERVICE_NAME, METHOD_ACCESS)
-    return policy
-
-
-ACCESS: Final = access_policy()
+#: Which tokens each call accepts (and the platform's open methods).
+ACCESS: Final = AccessPolicy.of_service(SERVICE_NAME, METHOD_ACCESS)
 
 
 def level_from_proto(value: int, *, field: str = "level") -> BotLevel:

@@ -84,14 +84,8 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
 }
 
 
-def access_policy() -> AccessPolicy:
-    """Which tokens each LobbyService call accepts (and the platform's open methods)."""
-    policy = AccessPolicy()
-    policy.declare_service(SERVICE_NAME, METHOD_ACCESS)
-    return policy
-
-
-ACCESS: Final = access_policy()
+#: Which tokens each call accepts (and the platform's open methods).
+ACCESS: Final = AccessPolicy.of_service(SERVICE_NAME, METHOD_ACCESS)
 
 
 class LobbyServicer(
@@ -272,7 +266,6 @@ __all__ = [
     "LobbyServicer",
     "Options",
     "RateLimit",
-    "access_policy",
     "open_lobby",
     "published_jwks",
     "register",

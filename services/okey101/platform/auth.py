@@ -465,6 +465,13 @@ class AccessPolicy:
         for name, accepts in methods.items():
             self.declare(f"/{service}/{name}", *accepts)
 
+    @classmethod
+    def of_service(cls, service: str, methods: Mapping[str, Iterable[Access]]) -> AccessPolicy:
+        """A service's policy: the platform's open methods and its own, by short name."""
+        policy = cls()
+        policy.declare_service(service, methods)
+        return policy
+
     def accepts(self, method: str) -> frozenset[Access] | None:
         """What ``method`` accepts, or None if it declared nothing."""
         return self._rules.get(method)

@@ -8,9 +8,8 @@ from okey101.rules.service import (
     ACCESS,
     SERVICE_NAME,
     RulesServicer,
-    access_policy,
     register,
     serve_rules,
 )
 
-__all__ = ["ACCESS", "SERVICE_NAME", "RulesServicer", "access_policy", "register", "serve_rules"]
+__all__ = ["ACCESS", "SERVICE_NAME", "RulesServicer", "register", "serve_rules"]

@@ -65,14 +65,8 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
 }
 
 
-def access_policy() -> AccessPolicy:
-    """Which tokens each RulesService call accepts (and the platform's open methods)."""
-    policy = AccessPolicy()
-    policy.declare_service(SERVICE_NAME, METHOD_ACCESS)
-    return policy
-
-
-ACCESS: Final = access_policy()
+#: Which tokens each call accepts (and the platform's open methods).
+ACCESS: Final = AccessPolicy.of_service(SERVICE_NAME, METHOD_ACCESS)
 
 _R = TypeVar("_R")
 

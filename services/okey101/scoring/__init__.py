@@ -11,7 +11,6 @@ from okey101.scoring.service import (
     METHOD_ACCESS,
     SERVICE_NAME,
     ScoringServicer,
-    access_policy,
     register,
     serve_scoring,
 )
@@ -21,7 +20,6 @@ __all__ = [
     "METHOD_ACCESS",
     "SERVICE_NAME",
     "ScoringServicer",
-    "access_policy",
     "register",
     "serve_scoring",
 ]

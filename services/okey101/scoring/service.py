@@ -69,14 +69,8 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
 }
 
 
-def access_policy() -> AccessPolicy:
-    """Which tokens each ScoringService call accepts (and the platform's open methods)."""
-    policy = AccessPolicy()
-    policy.declare_service(SERVICE_NAME, METHOD_ACCESS)
-    return policy
-
-
-ACCESS: Final = access_policy()
+#: Which tokens each call accepts (and the platform's open methods).
+ACCESS: Final = AccessPolicy.of_service(SERVICE_NAME, METHOD_ACCESS)
 
 HANDS_RECORDED: Final = Counter(
     "okey_scoring_hands_recorded_total", "Hands recorded (first deliveries only)."
@@ -348,7 +342,6 @@ __all__ = [
     "METHOD_ACCESS",
     "SERVICE_NAME",
     "ScoringServicer",
-    "access_policy",
     "register",
     "serve_scoring",
 ]

@@ -90,13 +90,8 @@ SENT_AS_WRITTEN: Final = frozenset(
 )
 
 
-def access_policy() -> AccessPolicy:
-    policy = AccessPolicy()
-    policy.declare_service(SERVICE_NAME, METHOD_ACCESS)
-    return policy
-
-
-ACCESS: Final = access_policy()
+#: Which tokens each call accepts (and the platform's open methods).
+ACCESS: Final = AccessPolicy.of_service(SERVICE_NAME, METHOD_ACCESS)
 
 _log = structlog.get_logger("okey101.table")
 
@@ -715,6 +710,5 @@ __all__ = [
     "SERVICE_NAME",
     "TableOptions",
     "TableServicer",
-    "access_policy",
     "register",
 ]
