@@ -40,6 +40,7 @@ from okey101.engine.errors import RuleViolation
 from okey101.engine.hand import Event, EventKind, HandState, Phase, apply
 from okey101.engine.playout import RandomPlayer
 from okey101.engine.rules import RuleSet
+from okey101.engine.solver.playability import playable_faces
 from okey101.engine.tiles import ALL_TILES, Okey
 from okey101.engine.view import SeatView, view
 
@@ -397,3 +398,36 @@ def test_rollout_player_throws_its_loosest_tile() -> None:
     assert sorted(t.id for t in order) == sorted(t.id for t in state.seats[seat].rack)
     okey = state.okey
     assert not okey.is_wild(order[0]) or all(okey.is_wild(t) for t in order)
+
+
+def test_rollout_players_pay_no_plus_101_they_could_avoid() -> None:
+    """The expert's rollout players (Boombala, where a take that cannot go down is given back
+    for +101): they never give a tile back, and throw a tile the table could take only when
+    every other tile of the rack is one too or an okey. (The random player's blind takes and
+    discards cost several +101s a hand there, which drowned the rollouts' scores.)"""
+    rules = RuleSet.preset("boombala")
+    playable_throws = 0
+    for number in range(12):
+        state = deal(rules, number % 4, shuffled_deck(random.Random(number)))
+        players = [RolloutPlayer(random.Random(number * 4 + seat)) for seat in range(4)]
+        turns = 0
+        while not state.ended and turns < 300:
+            turns += 1
+            seat = state.turn
+            steps = players[seat].turn(state)
+            before = state
+            for action, after, events in steps:
+                assert not isinstance(action, GiveBack)
+                kinds = {event.kind for event in events}
+                if isinstance(action, Discard) and EventKind.PENALTY in kinds:
+                    playable_throws += 1
+                    okey = before.okey
+                    faces = playable_faces(before.table_melds(), rules)
+                    assert all(
+                        okey.is_wild(tile) or okey.plays_as(tile) in faces
+                        for tile in before.seats[seat].rack
+                    )
+                before = after
+            state = steps[-1][1]
+        assert state.ended
+    assert playable_throws < 12

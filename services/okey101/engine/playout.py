@@ -95,7 +95,11 @@ class RandomPlayer:
         if state.phase is Phase.DRAW and self.rng.random() < TAKE_CHANCE:
             # Take the left discard only if the rest of the turn then works out.
             trial = _Step(state, seat)
-            if trial(TakeDiscard()) and self._finish_turn(seat, trial, after_take=True):
+            if (
+                trial(TakeDiscard())
+                and self._finish_turn(seat, trial, after_take=True)
+                and self.keeps_take(trial.log)
+            ):
                 return trial.log
         step = _Step(state, seat)
         if state.phase is Phase.DRAW:
@@ -103,6 +107,11 @@ class RandomPlayer:
         if not self._finish_turn(seat, step, after_take=False):
             raise AssertionError("a random player found no legal discard")
         return step.log
+
+    def keeps_take(self, log: Sequence[tuple[Action, HandState, tuple[Event, ...]]]) -> bool:
+        """Whether a turn begun by taking the left discard, played out as ``log``, is the turn
+        played (else it draws instead): the random player keeps every one that works out."""
+        return True
 
     def _finish_turn(self, seat: int, step: _Step, *, after_take: bool) -> bool:
         """Put down what it can and discard; False if no discard is allowed."""
