@@ -213,7 +213,7 @@ async def open_lobby(
             verifier=verifier,
             revocations=servicer.revoked_logins,
             # Every other service asks for the revoked logins every few seconds.
-            routine=frozenset({"/okey.v1.LobbyService/ListRevokedLogins"}),
+            routine=frozenset({f"/{SERVICE_NAME}/ListRevokedLogins"}),
         )
     except BaseException:
         await asyncio.to_thread(jwks.close)

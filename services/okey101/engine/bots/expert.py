@@ -72,7 +72,8 @@ DEFAULT_BUDGET = ExpertBudget()
 def looseness(tile: Tile, rack: Sequence[Tile], okey: Okey) -> float:
     """How little ``tile`` does for ``rack``: its points less what its neighbours promise (a
     twin, tiles one or two places away in its colour, its number in other colours). The okey is
-    never loose."""
+    never loose. The definition, tile by tile: the bot asks ``rack_looseness`` for a whole rack
+    at once, and the tests hold the two equal."""
     if okey.is_wild(tile):
         return -1000.0
     face = okey.plays_as(tile)
