@@ -30,9 +30,10 @@ import math
 import os
 import random
 import time
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from typing import Any
 
 from okey101.engine.bots.entry_points import decide
 from okey101.engine.bots.expert import DEFAULT_BUDGET, ExpertBudget
@@ -167,6 +168,7 @@ def _recover(state: HandState, seat: int, seed: int) -> HandState:
 class DealResult:
     """One deal in duplicate: the candidate's and the control's record per seat."""
 
+    number: int
     score: float
     candidate_points: list[int]
     control_points: list[int]
@@ -182,6 +184,50 @@ class DealResult:
     illegal: int
     examples: list[str]
     stuck: int
+
+    def to_dict(self) -> dict[str, object]:
+        """The deal as JSON values, its decision times rounded to the microsecond (a journal
+        line stays compact; the figures are rounded to it anyway)."""
+        return {
+            "number": self.number,
+            "score": self.score,
+            "candidate_points": self.candidate_points,
+            "control_points": self.control_points,
+            "candidate_opened": self.candidate_opened,
+            "candidate_finished": self.candidate_finished,
+            "candidate_penalties": self.candidate_penalties,
+            "control_opened": self.control_opened,
+            "control_finished": self.control_finished,
+            "control_penalties": self.control_penalties,
+            "candidate_times": [round(t, 3) for t in self.candidate_times],
+            "candidate_cpu_times": [round(t, 3) for t in self.candidate_cpu_times],
+            "all_times": [round(t, 3) for t in self.all_times],
+            "illegal": self.illegal,
+            "examples": self.examples,
+            "stuck": self.stuck,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DealResult:
+        """The deal ``to_dict`` gave; KeyError, TypeError or ValueError if ``data`` is none."""
+        return cls(
+            number=int(data["number"]),
+            score=float(data["score"]),
+            candidate_points=[int(p) for p in data["candidate_points"]],
+            control_points=[int(p) for p in data["control_points"]],
+            candidate_opened=int(data["candidate_opened"]),
+            candidate_finished=int(data["candidate_finished"]),
+            candidate_penalties=int(data["candidate_penalties"]),
+            control_opened=int(data["control_opened"]),
+            control_finished=int(data["control_finished"]),
+            control_penalties=int(data["control_penalties"]),
+            candidate_times=[float(t) for t in data["candidate_times"]],
+            candidate_cpu_times=[float(t) for t in data["candidate_cpu_times"]],
+            all_times=[float(t) for t in data["all_times"]],
+            illegal=int(data["illegal"]),
+            examples=[str(e) for e in data["examples"]],
+            stuck=int(data["stuck"]),
+        )
 
 
 def play_deal(
@@ -231,6 +277,7 @@ def play_deal(
     control_points = list(control.scores)
     score = sum(c - r for c, r in zip(candidate_points, control_points, strict=True)) / SEATS
     return DealResult(
+        number=number,
         score=score,
         candidate_points=candidate_points,
         control_points=control_points,
@@ -269,14 +316,64 @@ def run(
 ) -> dict[str, object]:
     """Play ``deals`` deals in duplicate; the figures."""
     workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    args = [(number, seed, candidate, reference, preset, budget) for number in range(deals)]
     started = time.perf_counter()
-    if workers > 1 and deals > 1:
+    results = list(
+        _played(range(deals), seed, candidate, reference, preset, budget, workers=workers)
+    )
+    return figures(
+        results,
+        candidate,
+        reference,
+        seed,
+        preset=preset,
+        budget=budget,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _played(
+    numbers: Sequence[int],
+    seed: int,
+    candidate: BotLevel,
+    reference: BotLevel,
+    preset: str,
+    budget: ExpertBudget,
+    *,
+    workers: int,
+) -> Iterator[DealResult]:
+    """The deals ``numbers``, each as soon as it is played (in no set order with workers)."""
+    if workers > 1 and len(numbers) > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(_play_deal_args, args, chunksize=max(1, deals // 64)))
+            futures = [
+                pool.submit(play_deal, number, seed, candidate, reference, preset, budget)
+                for number in numbers
+            ]
+            try:
+                for future in as_completed(futures):
+                    yield future.result()
+            finally:
+                # A run stopped early (an error, Ctrl-C) does not wait for the deals not begun.
+                pool.shutdown(cancel_futures=True)
     else:
-        results = [_play_deal_args(a) for a in args]
-    elapsed = time.perf_counter() - started
+        for number in numbers:
+            yield play_deal(number, seed, candidate, reference, preset, budget)
+
+
+def figures(
+    results: Sequence[DealResult],
+    candidate: BotLevel,
+    reference: BotLevel,
+    seed: int,
+    *,
+    preset: str,
+    budget: ExpertBudget,
+    seconds: float,
+) -> dict[str, object]:
+    """The figures over ``results`` (one per deal, in any order), ``run``'s dict."""
+    # In deal order, so that the figures and the first illegal actions do not depend on the
+    # order in which workers finished (float sums, the examples' order).
+    results = sorted(results, key=lambda r: r.number)
+    deals = len(results)
     hands = SEATS * max(deals, 1)
     scores = [r.score for r in results]
     mean = sum(scores) / len(scores) if scores else 0.0
@@ -316,12 +413,8 @@ def run(
         "illegal_actions": sum(r.illegal for r in results),
         "stuck_hands": sum(r.stuck for r in results),
         "first_illegal": [e for r in results for e in r.examples][:5],
-        "seconds": round(elapsed, 1),
+        "seconds": round(seconds, 1),
     }
-
-
-def _play_deal_args(args: tuple[int, int, BotLevel, BotLevel, str, ExpertBudget]) -> DealResult:
-    return play_deal(*args)
 
 
 def main(
