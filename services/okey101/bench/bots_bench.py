@@ -20,6 +20,12 @@ charged to the candidate per hand), ``decision_p50_ms``, ``decision_p99_ms`` (th
 decisions), ``illegal_actions`` (every bot's), ``deals``, and the same rates for the control. A
 hand that goes on past any real length is a bug too: it is stopped and counted
 (``stuck_hands``).
+
+A long run can be played over several sittings with a journal (``--journal PATH``,
+``bots_journal``): each finished deal is appended to it, and a run given the same journal and
+arguments plays only the deals it lacks, its figures over all of them (``resumed_deals`` of them
+from the journal). The figures are a function of the set of deals, in whatever order they were
+played.
 """
 
 from __future__ import annotations
@@ -29,12 +35,16 @@ import json
 import math
 import os
 import random
+import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from okey101.bench import bots_journal
 from okey101.engine.bots.entry_points import decide
 from okey101.engine.bots.expert import DEFAULT_BUDGET, ExpertBudget
 from okey101.engine.bots.levels import BotLevel
@@ -313,20 +323,43 @@ def run(
     preset: str = "oyna",
     workers: int | None = None,
     budget: ExpertBudget = DEFAULT_BUDGET,
+    journal: Path | None = None,
 ) -> dict[str, object]:
-    """Play ``deals`` deals in duplicate; the figures."""
+    """Play deals 0 .. ``deals`` - 1 in duplicate; the figures.
+
+    With ``journal``, the deals it holds are taken from it and not played again, and each deal
+    played is appended to it as it finishes (``bots_journal``); ``resumed_deals`` counts the
+    former. ``JournalRefused`` if it is not a journal of these deals.
+    """
     workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
     started = time.perf_counter()
-    results = list(
-        _played(range(deals), seed, candidate, reference, preset, budget, workers=workers)
-    )
-    return figures(
-        results,
+    results: dict[int, DealResult] = {}
+    add: Callable[[Mapping[str, object]], None] | None = None
+    with ExitStack() as stack:
+        if journal is not None:
+            head = bots_journal.header(candidate, reference, preset, seed, budget)
+            for result in bots_journal.resume(journal, head, DealResult.from_dict):
+                # Deals past this run's are not in its figures; one written twice counts once.
+                if 0 <= result.number < deals:
+                    results.setdefault(result.number, result)
+            add = stack.enter_context(bots_journal.appending(journal))
+        resumed = len(results)
+        missing = [number for number in range(deals) if number not in results]
+        played = stack.enter_context(
+            closing(_played(missing, seed, candidate, reference, preset, budget, workers=workers))
+        )
+        for result in played:
+            results[result.number] = result
+            if add is not None:
+                add(result.to_dict())
+    return figures_over(
+        list(results.values()),
         candidate,
         reference,
         seed,
         preset=preset,
         budget=budget,
+        resumed=resumed,
         seconds=time.perf_counter() - started,
     )
 
@@ -340,7 +373,7 @@ def _played(
     budget: ExpertBudget,
     *,
     workers: int,
-) -> Iterator[DealResult]:
+) -> Generator[DealResult, None, None]:
     """The deals ``numbers``, each as soon as it is played (in no set order with workers)."""
     if workers > 1 and len(numbers) > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -359,7 +392,7 @@ def _played(
             yield play_deal(number, seed, candidate, reference, preset, budget)
 
 
-def figures(
+def figures_over(
     results: Sequence[DealResult],
     candidate: BotLevel,
     reference: BotLevel,
@@ -367,9 +400,11 @@ def figures(
     *,
     preset: str,
     budget: ExpertBudget,
+    resumed: int = 0,
     seconds: float,
 ) -> dict[str, object]:
-    """The figures over ``results`` (one per deal, in any order), ``run``'s dict."""
+    """The figures over ``results`` (one per deal, in any order), ``run``'s dict: ``resumed``
+    of them came from a journal, the others were played in ``seconds``."""
     # In deal order, so that the figures and the first illegal actions do not depend on the
     # order in which workers finished (float sums, the examples' order).
     results = sorted(results, key=lambda r: r.number)
@@ -413,6 +448,7 @@ def figures(
         "illegal_actions": sum(r.illegal for r in results),
         "stuck_hands": sum(r.stuck for r in results),
         "first_illegal": [e for r in results for e in r.examples][:5],
+        "resumed_deals": resumed,
         "seconds": round(seconds, 1),
     }
 
@@ -427,17 +463,24 @@ def main(
     preset: str = "oyna",
     workers: int | None = None,
     budget: ExpertBudget = DEFAULT_BUDGET,
+    journal: Path | None = None,
 ) -> int:
-    """Print the figures (the last line JSON with ``as_json``); exit 1 on an illegal action."""
-    figures = run(
-        deals,
-        BotLevel(candidate),
-        BotLevel(reference),
-        seed,
-        preset=preset,
-        workers=workers,
-        budget=budget,
-    )
+    """Print the figures (the last line JSON with ``as_json``); exit 1 on an illegal action, 2
+    (one line on stderr, nothing played) if ``journal`` is not a journal of these deals."""
+    try:
+        figures = run(
+            deals,
+            BotLevel(candidate),
+            BotLevel(reference),
+            seed,
+            preset=preset,
+            workers=workers,
+            budget=budget,
+            journal=journal,
+        )
+    except bots_journal.JournalRefused as error:
+        print(f"bench bots: error: {error}", file=sys.stderr)
+        return 2
     ci95 = figures["ci95"]
     assert isinstance(ci95, list)
     low, high = ci95
@@ -452,12 +495,20 @@ def main(
         f"{figures['reference_opening_rate']}, finished {figures['reference_finishing_rate']}, "
         f"+101s per hand {figures['reference_penalties_per_hand']}"
     )
+    resumed_deals = figures["resumed_deals"]
+    assert isinstance(resumed_deals, int)
+    # The seconds are this sitting's: the deals the journal held cost none of them.
+    resumed = (
+        f" for the {deals - resumed_deals} deals played now, {resumed_deals} from the journal"
+        if resumed_deals
+        else ""
+    )
     print(
         f"  decisions: p50 {figures['decision_p50_ms']} ms, p99 {figures['decision_p99_ms']} ms, "
         f"max {figures['decision_max_ms']} ms over {figures['decisions']} "
         f"(CPU p50 {figures['decision_cpu_p50_ms']} ms, p99 {figures['decision_cpu_p99_ms']} ms); "
         f"illegal actions {figures['illegal_actions']}, hands that did not end "
-        f"{figures['stuck_hands']}; {figures['seconds']} s"
+        f"{figures['stuck_hands']}; {figures['seconds']} s{resumed}"
     )
     examples = figures["first_illegal"]
     assert isinstance(examples, list)
@@ -479,6 +530,7 @@ def _command_line(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rules", default="oyna", help="a preset: oyna, boombala, north_sultan")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: CPUs)")
+    parser.add_argument("--journal", type=Path, default=None, help="resume from and append to")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     return main(
@@ -489,6 +541,7 @@ def _command_line(argv: Sequence[str] | None = None) -> int:
         args.json,
         preset=args.rules,
         workers=args.workers,
+        journal=args.journal,
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 
 from okey101.cli.command import CommandError, Commands, Handler, positive_int
 
@@ -100,6 +101,13 @@ def _add_bench_bots(targets: Commands) -> None:
         default=None,
         help="expert: seconds per decision (default: the bot service's; 0: no time bound)",
     )
+    parser.add_argument(
+        "--journal",
+        type=Path,
+        metavar="PATH",
+        help="append each finished deal to PATH, and play only the deals it does not hold yet "
+        "(resuming a stopped run); refused, exit status 2, if it holds other deals",
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
     parser.set_defaults(handler=_bench_bots)
 
@@ -123,6 +131,7 @@ def _bench_bots(args: argparse.Namespace) -> int:
         preset=preset,
         workers=args.workers,
         budget=budget,
+        journal=args.journal,
     )
 
 

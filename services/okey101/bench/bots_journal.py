@@ -1,0 +1,167 @@
+"""The journal of ``okey101 bench bots --journal PATH``: the deals a run has finished, so that a
+run killed or stopped part way resumes where it stood instead of starting again.
+
+The file is JSON lines. The first is a header, what the deals depend on: the two levels, the
+preset, the seed, the expert's budget and a fingerprint of the engine's code (``engine``), with
+the file's kind and format version. Each later line is one finished deal, appended and flushed
+as the deal finishes, in the order deals finish.
+
+``resume`` reads a journal for a run with a given header. A journal whose header is not that run's
+(other deals, or the same deals played by other code) is refused (``JournalRefused``) and left as
+it is. A last line without its newline is a write cut short by a kill: it is dropped and the file
+cut back to the lines before it, so that the deal is played again and later lines append cleanly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import okey101.engine
+from okey101.engine.bots.expert import ExpertBudget
+from okey101.engine.bots.levels import BotLevel
+
+KIND = "okey101 bench bots"
+FORMAT = 1
+
+T = TypeVar("T")
+
+
+class JournalRefused(Exception):
+    """A file that is not the journal of this run's deals: one sentence, for stderr."""
+
+
+def header(
+    candidate: BotLevel, reference: BotLevel, preset: str, seed: int, budget: ExpertBudget
+) -> dict[str, object]:
+    """The header of a journal of these deals: all that ``play_deal`` plays deal n from, but n."""
+    return {
+        "journal": KIND,
+        "format": FORMAT,
+        "candidate": str(candidate),
+        "reference": str(reference),
+        "preset": preset,
+        "seed": seed,
+        "budget": dataclasses.asdict(budget),
+        "engine": engine_fingerprint(),
+    }
+
+
+def engine_fingerprint() -> str:
+    """SHA-256 over the engine's code as it is on disk: every .py file under the package's
+    directory, by sorted relative path, each path and its bytes."""
+    root = Path(okey101.engine.__file__).parent
+    files = sorted((path.relative_to(root).as_posix(), path) for path in root.rglob("*.py"))
+    digest = hashlib.sha256()
+    for relative, path in files:
+        name = relative.encode()
+        data = path.read_bytes()
+        # Lengths before contents: no two different trees give the same stream of bytes.
+        digest.update(b"%d:%s%d:" % (len(name), name, len(data)))
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def resume(
+    path: Path, header: Mapping[str, object], parse: Callable[[dict[str, Any]], T]
+) -> list[T]:
+    """The deals journaled at ``path`` (each line through ``parse``) for a run whose header is
+    ``header``, the file made ready to append to: begun with the header if it is new, cut back
+    to its last whole line if a write was cut short.
+
+    Refused (``JournalRefused``), the file untouched, if it is not a journal, is another run's,
+    or holds a whole line ``parse`` does not take (KeyError, TypeError or ValueError).
+    """
+    wanted = _line(header)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        data = b""
+    lines = data.split(b"\n")
+    torn = lines.pop()  # what follows the last newline: a line cut short, or nothing
+    if not lines:
+        # Nothing whole, so nothing to keep: a new journal, or a header cut short. Any other
+        # file is not ours to overwrite.
+        if not wanted.startswith(torn):
+            raise JournalRefused(f"{path} is not a journal of bench bots")
+        path.write_bytes(wanted)
+        return []
+    try:
+        found = json.loads(lines[0])
+    except ValueError:
+        raise JournalRefused(f"{path} is not a journal of bench bots") from None
+    _check_header(path, found, json.loads(wanted))
+    deals: list[T] = []
+    for number, line in enumerate(lines[1:], start=2):
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict):
+                raise TypeError("not an object")
+            deals.append(parse(record))
+        except (KeyError, TypeError, ValueError):
+            raise JournalRefused(f"line {number} of {path} is not a deal") from None
+    if torn:
+        os.truncate(path, len(data) - len(torn))
+    return deals
+
+
+@contextmanager
+def appending(path: Path) -> Iterator[Callable[[Mapping[str, object]], None]]:
+    """A function that appends one deal's line to the journal and flushes it (a kill loses
+    at most the deal being written)."""
+    with path.open("ab") as file:
+
+        def add(record: Mapping[str, object]) -> None:
+            file.write(_line(record))
+            file.flush()
+
+        yield add
+
+
+def _line(record: Mapping[str, object]) -> bytes:
+    return json.dumps(record, separators=(",", ":")).encode() + b"\n"
+
+
+def _check_header(path: Path, found: Any, wanted: dict[str, Any]) -> None:
+    if not isinstance(found, dict) or found.get("journal") != KIND:
+        raise JournalRefused(f"{path} is not a journal of bench bots")
+    if found.get("format") != wanted["format"]:
+        raise JournalRefused(
+            f"{path} is a bench bots journal of format {found.get('format')!r}, which this "
+            f"version (format {wanted['format']}) does not read"
+        )
+    written = _flat(found)
+    differences = [
+        f"{key} {_shown(written.get(key))}, not {_shown(value)}"
+        for key, value in _flat(wanted).items()
+        if written.get(key) != value
+    ]
+    if differences:
+        raise JournalRefused(
+            f"{path} holds other deals than this run's ({'; '.join(differences)}): give the "
+            "arguments it was begun with, or another --journal path"
+        )
+
+
+def _flat(header: Mapping[str, Any]) -> dict[str, Any]:
+    """``budget``'s fields as ``budget.playouts`` and so on, so that a difference names one."""
+    flat: dict[str, Any] = {}
+    for key, value in header.items():
+        if isinstance(value, dict):
+            flat.update((f"{key}.{field}", inner) for field, inner in value.items())
+        else:
+            flat[key] = value
+    return flat
+
+
+def _shown(value: object) -> str:
+    # A fingerprint is told apart by its first hex digits.
+    if isinstance(value, str) and len(value) == 64:
+        return value[:12] + "…"
+    return json.dumps(value)
