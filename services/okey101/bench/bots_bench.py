@@ -479,7 +479,7 @@ def main(
             journal=journal,
         )
     except bots_journal.JournalRefused as error:
-        print(f"bench bots: error: {error}", file=sys.stderr)
+        print(f"okey101: error: {error}", file=sys.stderr)  # the command line's form
         return 2
     ci95 = figures["ci95"]
     assert isinstance(ci95, list)
