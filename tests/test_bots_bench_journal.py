@@ -1,0 +1,246 @@
+"""``okey101 bench bots --journal PATH`` (``okey101.bench.bots_journal``): a run split over
+sittings, resumed after a kill or cut short by ``--deals``, gives the figures a one-shot run of
+the same deals gives; a journal of other deals is refused and left as it is.
+
+Cheap levels (easy against random, hard against easy) and a dozen deals at most. Decision times
+are wall and processor clocks, different in every run: the figures are compared without them
+against a one-shot run, and with them against a run over the same journaled deals.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import okey101.engine
+from okey101.bench import bots_bench, bots_journal
+from okey101.cli import main
+from okey101.engine.bots.expert import DEFAULT_BUDGET
+from okey101.engine.bots.levels import BotLevel
+
+SEED = 5
+DEALS = 8
+
+
+def _untimed(figures: dict[str, object]) -> dict[str, object]:
+    """The figures without what a clock measured this run, and without ``resumed_deals``."""
+    return {
+        key: value
+        for key, value in figures.items()
+        if not key.endswith("_ms") and key not in ("seconds", "resumed_deals")
+    }
+
+
+def _timed(figures: dict[str, object]) -> dict[str, object]:
+    return {key: value for key, value in figures.items() if key != "seconds"}
+
+
+@functools.cache
+def _one_shot(deals: int, candidate: BotLevel, reference: BotLevel) -> dict[str, object]:
+    figures = bots_bench.run(deals, candidate, reference, SEED, workers=1)
+    assert figures["resumed_deals"] == 0
+    assert figures["illegal_actions"] == 0
+    return _untimed(figures)
+
+
+def _run(path: Path, deals: int = DEALS, workers: int = 1) -> dict[str, object]:
+    return bots_bench.run(
+        deals, BotLevel.EASY, BotLevel.RANDOM, SEED, workers=workers, journal=path
+    )
+
+
+def _numbers(path: Path) -> list[int]:
+    """The deals in the journal, in the order of its lines, every one of which must be whole."""
+    data = path.read_bytes()
+    assert data.endswith(b"\n")
+    header, *deals = (json.loads(line) for line in data.splitlines())
+    assert header["journal"] == bots_journal.KIND
+    numbers: list[int] = [deal["number"] for deal in deals]
+    return numbers
+
+
+def test_a_run_over_two_sittings_gives_the_one_shot_figures(tmp_path: Path) -> None:
+    journal = tmp_path / "bench.jsonl"
+    first = _run(journal, deals=3)
+    assert first["resumed_deals"] == 0
+    assert sorted(_numbers(journal)) == [0, 1, 2]
+    second = _run(journal)
+    assert second["resumed_deals"] == 3  # only the other five were played
+    assert sorted(_numbers(journal)) == list(range(DEALS))
+    assert _untimed(second) == _one_shot(DEALS, BotLevel.EASY, BotLevel.RANDOM)
+    # Nothing left to play: the same figures, times too (the journal keeps each deal's
+    # decision times, to the microsecond the figures are rounded to).
+    third = _run(journal)
+    assert third["resumed_deals"] == DEALS
+    assert third["decisions"] == second["decisions"]
+    assert _timed(third) == {**_timed(second), "resumed_deals": DEALS}
+    assert len(_numbers(journal)) == DEALS
+
+
+def test_fewer_deals_than_the_journal_holds_are_figures_over_those_only(tmp_path: Path) -> None:
+    journal = tmp_path / "bench.jsonl"
+    _run(journal)
+    before = journal.read_bytes()
+    fewer = _run(journal, deals=5)
+    assert fewer["resumed_deals"] == 5
+    assert fewer["deals"] == 5
+    assert _untimed(fewer) == _one_shot(5, BotLevel.EASY, BotLevel.RANDOM)
+    assert journal.read_bytes() == before
+
+
+def test_a_line_cut_short_is_dropped_and_its_deal_played_again(tmp_path: Path) -> None:
+    journal = tmp_path / "bench.jsonl"
+    whole = _run(journal)
+    data = journal.read_bytes()
+    last_line = data[data.rindex(b"\n", 0, len(data) - 1) + 1 :]
+    journal.write_bytes(data[: -len(last_line) // 2])  # killed halfway through the last write
+    resumed = _run(journal)
+    assert resumed["resumed_deals"] == DEALS - 1
+    assert sorted(_numbers(journal)) == list(range(DEALS))  # every line whole again
+    assert _untimed(resumed) == _untimed(whole) == _one_shot(DEALS, BotLevel.EASY, BotLevel.RANDOM)
+
+
+def test_a_header_cut_short_begins_the_journal_again(tmp_path: Path) -> None:
+    journal = tmp_path / "bench.jsonl"
+    _run(journal, deals=1)
+    header = journal.read_bytes().split(b"\n")[0]
+    journal.write_bytes(header[:40])
+    figures = _run(journal, deals=2)
+    assert figures["resumed_deals"] == 0
+    assert sorted(_numbers(journal)) == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        (["--rules", "boombala"], "preset"),
+        (["--seed", str(SEED + 1)], "seed"),
+        (["--reference", "easy"], "reference"),
+        (["--expert-playouts", "12"], "budget.playouts"),
+        (["--expert-seconds", "0"], "budget.seconds"),
+    ],
+)
+def test_a_journal_of_other_deals_is_refused_and_left_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], arguments: list[str], named: str
+) -> None:
+    journal = tmp_path / "bench.jsonl"
+    _run(journal, deals=2)
+    before = journal.read_bytes()
+    capsys.readouterr()
+    command = ["bench", "bots", "--deals", "3", "--candidate", "easy", "--reference", "random"]
+    command += ["--seed", str(SEED), "--journal", str(journal), *arguments]
+    assert main(command) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # nothing played
+    (line,) = captured.err.strip().splitlines()
+    assert line.startswith("okey101: error: ") and named in line
+    assert journal.read_bytes() == before
+
+
+def test_a_journal_written_by_other_engine_code_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    journal = tmp_path / "bench.jsonl"
+    _run(journal, deals=2)
+    header, rest = journal.read_bytes().split(b"\n", 1)
+    fingerprint = bots_journal.engine_fingerprint()
+    assert json.loads(header)["engine"] == fingerprint
+    journal.write_bytes(header.replace(fingerprint.encode(), b"0" * 64) + b"\n" + rest)
+    before = journal.read_bytes()
+    code = bots_bench.main(
+        3, "easy", "random", SEED, True, workers=1, budget=DEFAULT_BUDGET, journal=journal
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "engine" in err and "000000000000" in err
+    assert journal.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"some notes\n", b"notes without a newline", b'{"a": 1}\n', None],
+    ids=["text", "text-no-newline", "other-json", "bad-deal-line"],
+)
+def test_a_file_that_is_not_a_journal_is_refused_and_left_as_it_is(
+    tmp_path: Path, content: bytes | None
+) -> None:
+    journal = tmp_path / "bench.jsonl"
+    if content is None:  # a whole line in the middle that is no deal: not a write cut short
+        _run(journal, deals=2)
+        header, _, second = journal.read_bytes().splitlines(keepends=True)
+        content = header + b'{"number": 7}\n' + second
+    journal.write_bytes(content)
+    with pytest.raises(bots_journal.JournalRefused):
+        _run(journal)
+    assert journal.read_bytes() == content
+
+
+def test_the_fingerprint_is_the_engine_codes_wherever_it_lies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fingerprint = bots_journal.engine_fingerprint()
+    real = Path(okey101.engine.__file__).parent
+    copy = tmp_path / "engine"
+    shutil.copytree(real, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(okey101.engine, "__file__", str(copy / "__init__.py"))
+    assert bots_journal.engine_fingerprint() == fingerprint  # relative paths, not where
+    (copy / "notes.txt").write_text("not code")
+    assert bots_journal.engine_fingerprint() == fingerprint
+    expert = copy / "bots" / "expert.py"
+    code = expert.read_bytes()
+    expert.write_bytes(code + b"\n")
+    assert bots_journal.engine_fingerprint() != fingerprint
+    expert.write_bytes(code)
+    expert.rename(copy / "bots" / "expert2.py")
+    assert bots_journal.engine_fingerprint() != fingerprint
+
+
+def test_two_workers_journal_every_deal_once(tmp_path: Path) -> None:
+    journal = tmp_path / "bench.jsonl"
+    figures = _run(journal, workers=2)
+    assert sorted(_numbers(journal)) == list(range(DEALS))
+    assert _untimed(figures) == _one_shot(DEALS, BotLevel.EASY, BotLevel.RANDOM)
+
+
+def test_a_killed_run_keeps_the_deals_it_finished(tmp_path: Path) -> None:
+    """A run in its own process, killed once its first deal is in the journal: the deals are
+    there while it runs, and the run resumed plays only the others."""
+    deals = 12
+    journal = tmp_path / "bench.jsonl"
+    command = [sys.executable, "-m", "okey101.cli", "bench", "bots", "--deals", str(deals)]
+    command += ["--candidate", "hard", "--reference", "easy", "--seed", str(SEED)]
+    command += ["--workers", "2", "--journal", str(journal)]
+    errors = tmp_path / "stderr"
+    with errors.open("wb") as stderr:
+        process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while _whole_lines(journal) < 2:  # the header and a deal
+            assert process.poll() is None, errors.read_text()
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert process.poll() is None  # still playing: the deal was written as it finished
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)  # its session: the run and its workers
+        process.wait()
+    kept = _whole_lines(journal) - 1
+    assert 1 <= kept < deals
+    figures = bots_bench.run(deals, BotLevel.HARD, BotLevel.EASY, SEED, workers=1, journal=journal)
+    assert figures["resumed_deals"] == kept
+    assert sorted(_numbers(journal)) == list(range(deals))
+    assert _untimed(figures) == _one_shot(deals, BotLevel.HARD, BotLevel.EASY)
+
+
+def _whole_lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
