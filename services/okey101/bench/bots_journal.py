@@ -54,10 +54,12 @@ def header(
 
 
 def engine_fingerprint() -> str:
-    """SHA-256 over the engine's code as it is on disk: every .py file under the package's
-    directory, by sorted relative path, each path and its bytes."""
+    """SHA-256 over the code that plays the deals as it is on disk: every .py file under the
+    engine package's directory, by sorted relative path, each path and its bytes, and the
+    bench's own ``bots_bench.py`` (how a deal is dealt, seeded and played out)."""
     root = Path(okey101.engine.__file__).parent
     files = sorted((path.relative_to(root).as_posix(), path) for path in root.rglob("*.py"))
+    files.append(("../bench/bots_bench.py", Path(__file__).with_name("bots_bench.py")))
     digest = hashlib.sha256()
     for relative, path in files:
         name = relative.encode()
