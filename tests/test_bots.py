@@ -22,7 +22,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from okey101.bench import bots_bench
-from okey101.engine.actions import Action, Discard, Draw, GiveBack, TakeDiscard
+from okey101.engine.actions import (
+    Action,
+    Discard,
+    Draw,
+    GiveBack,
+    Open,
+    OpenPairs,
+    TakeDiscard,
+)
 from okey101.engine.bots import entry_points
 from okey101.engine.bots.entry_points import fallback_decision
 from okey101.engine.bots.expert import (
@@ -31,6 +39,7 @@ from okey101.engine.bots.expert import (
     looseness,
     rack_looseness,
     sample_world,
+    turn_candidates,
 )
 from okey101.engine.bots.levels import BotLevel, Decision
 from okey101.engine.bots.memory import BotMemory
@@ -431,3 +440,34 @@ def test_rollout_players_pay_no_plus_101_they_could_avoid() -> None:
             state = steps[-1][1]
         assert state.ended
     assert playable_throws < 12
+
+
+def test_the_expert_weighs_holding_an_opening_back() -> None:
+    """Where HARD opens after a draw, the expert's rivals include the same turn without the
+    opening: a single discard, with no +101, the seat still closed after it. After a take
+    there is no such rival (an unopened seat must open with the taken tile)."""
+    held = after_take = 0
+    for index, position in enumerate(positions()[::2]):
+        state = position.state
+        seat = state.turn
+        if state.phase is Phase.DRAW or state.seats[seat].opened_as is not None:
+            continue
+        seen = view(state, seat)
+        shadow = shadow_state(seen, state.rules, position.memory)
+        hard = entry_points.decide(seen, state.rules, BotLevel.HARD, index, position.memory)
+        if not any(isinstance(action, (Open, OpenPairs)) for action in hard.actions):
+            continue
+        rivals = turn_candidates(shadow, seat, hard, TEST_BUDGET)
+        holding = [c for c in rivals[1:] if not any(isinstance(a, (Open, OpenPairs)) for a in c)]
+        if state.this_turn.taken is not None:
+            assert holding == []
+            after_take += 1
+            continue
+        assert 0 < len(holding) <= TEST_BUDGET.held
+        for rival in holding:
+            assert len(rival) == 1 and isinstance(rival[0], Discard)
+            after, events = apply(state, seat, rival[0])
+            assert not any(event.kind is EventKind.PENALTY for event in events)
+            assert after.seats[seat].opened_as is None
+        held += 1
+    assert held > 0 and after_take > 0

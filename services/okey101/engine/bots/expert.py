@@ -12,7 +12,9 @@ The candidates:
 - draw phase: draw from the stock, or take the left discard (when the shadow allows it);
 - play phase: ``HARD``'s whole turn, and the same put-down ending with each of the other
   distinct discards the rules allow without a +101 (the loosest first,
-  ``ExpertBudget.discards`` of them).
+  ``ExpertBudget.discards`` of them); where ``HARD`` opens after a draw, also the turn that
+  holds the opening back (a loose discard alone, ``ExpertBudget.held`` of them), so that it
+  comes later with more of the hand (an opening that leaves seven tiles rarely finishes).
 
 Each candidate is played in every world (the same worlds and the same rollout seeds for every
 candidate: common random numbers), and the hand played out to its end by ``RolloutPlayer``s, the
@@ -39,7 +41,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from okey101.engine.actions import Action, Discard, Draw, GiveBack, TakeDiscard
+from okey101.engine.actions import (
+    Action,
+    Discard,
+    Draw,
+    GiveBack,
+    Open,
+    OpenPairs,
+    TakeDiscard,
+)
 from okey101.engine.bots.levels import BotLevel, Decision
 from okey101.engine.bots.memory import BotMemory
 from okey101.engine.errors import OkeyError
@@ -60,6 +70,8 @@ class ExpertBudget:
     seconds: float | None = 0.8
     # Alternative discards weighed beside HARD's.
     discards: int = 4
+    # Turns that hold HARD's opening back a turn, weighed beside it (each a loose discard).
+    held: int = 2
     # Points a rival must win by, at least, to replace HARD's turn.
     margin: float = 2.0
     # Turns a rollout may last before it is scored as it stands (a hand is far shorter).
@@ -248,7 +260,7 @@ def _applies(state: HandState, seat: int, actions: Sequence[Action]) -> HandStat
     return state
 
 
-def _candidates(
+def turn_candidates(
     shadow: HandState, seat: int, hard: Decision, budget: ExpertBudget
 ) -> list[tuple[Action, ...]]:
     """HARD's actions first, then its rivals that the shadow allows."""
@@ -286,6 +298,36 @@ def _candidates(
         if any(event.kind is EventKind.PENALTY for event in events):
             continue  # never a +101 that HARD's turn avoids
         out.append((*prefix, Discard(tile)))
+    if any(isinstance(action, (Open, OpenPairs)) for action in prefix):
+        out.extend(_held_openings(shadow, seat, budget))
+    return out
+
+
+def _held_openings(shadow: HandState, seat: int, budget: ExpertBudget) -> list[tuple[Action, ...]]:
+    """The turn without HARD's opening: a discard of the loosest tiles that costs no +101
+    (``ExpertBudget.held`` of them), so that the opening comes a turn later with more of the
+    hand, or never. Not after a take: an unopened seat must open with the taken tile."""
+    if shadow.this_turn.taken is not None or budget.held <= 0:
+        return []
+    rack = shadow.seats[seat].rack
+    okey = shadow.okey
+    loose = {tile.id: value for tile, value in zip(rack, rack_looseness(rack, okey), strict=True)}
+    out: list[tuple[Action, ...]] = []
+    seen: set[int] = set()
+    for tile in sorted(rack, key=lambda tile: (-loose[tile.id], tile.id)):
+        if len(out) >= budget.held:
+            break
+        face = okey.plays_as(tile)
+        if okey.is_wild(tile) or face in seen:
+            continue
+        seen.add(face)
+        try:
+            _after, events = apply(shadow, seat, Discard(tile))
+        except OkeyError:
+            continue
+        if any(event.kind is EventKind.PENALTY for event in events):
+            continue
+        out.append((Discard(tile),))
     return out
 
 
@@ -344,7 +386,7 @@ def expert_decision(
     finished = _applies(shadow, seat, hard.actions)
     if finished is not None and finished.ended:
         return Decision(hard.actions, "expert: finishes; " + hard.reason, BotLevel.EXPERT)
-    candidates = _candidates(shadow, seat, hard, budget)
+    candidates = turn_candidates(shadow, seat, hard, budget)
     if len(candidates) == 1:
         return Decision(hard.actions, "expert: " + hard.reason, BotLevel.EXPERT)
     rng = random.Random(seed)
@@ -396,12 +438,20 @@ def expert_decision(
             BotLevel.EXPERT,
         )
     chosen = candidates[best_index]
+    held = "holding the opening, " if chosen in _held(candidates) else ""
     return Decision(
         chosen,
-        f"expert: {_describe(chosen)} beats hard's turn by {best_gain:.1f} points "
+        f"expert: {held}{_describe(chosen)} beats hard's turn by {best_gain:.1f} points "
         f"({played} rollouts)",
         BotLevel.EXPERT,
     )
+
+
+def _held(candidates: Sequence[tuple[Action, ...]]) -> list[tuple[Action, ...]]:
+    """The rivals that hold back the opening of HARD's turn (the first candidate)."""
+    if not any(isinstance(action, (Open, OpenPairs)) for action in candidates[0]):
+        return []
+    return [c for c in candidates[1:] if not any(isinstance(a, (Open, OpenPairs)) for a in c)]
 
 
 def _describe(actions: Sequence[Action]) -> str:
