@@ -123,12 +123,15 @@ def rack_looseness(rack: Sequence[Tile], okey: Okey) -> list[float]:
     wilds = 0
     counts = [0] * 52  # non-wild tiles by the face they play as (colour * 13 + number)
     faces: list[int] = []
+    okey_face = okey.face
     for tile in rack:
-        if okey.is_wild(tile):
+        # Okey.is_wild and Okey.plays_as, inlined: this runs for every discard of a rollout.
+        tile_id = tile.id
+        face = okey_face if tile_id >= 104 else tile_id >> 1
+        if tile_id < 104 and face == okey_face:
             wilds += 1
             faces.append(-1)
         else:
-            face = okey.plays_as(tile)
             counts[face] += 1
             faces.append(face)
     # Tiles of each number, whatever their colour.
@@ -167,19 +170,21 @@ class RolloutPlayer(RandomPlayer):
         return not any(isinstance(action, GiveBack) for action, _state, _events in log)
 
     def discard_order(self, state: HandState, seat: int) -> list[Tile]:
-        rack = list(state.seats[seat].rack)
+        rack = state.seats[seat].rack
         okey = state.okey
         loose = rack_looseness(rack, okey)
         playable = playable_faces(state.table_melds(), state.rules)
-        keys = {
-            tile.id: (
+        random_ = self.rng.random
+        keyed = [
+            (
                 value - (PLAYABLE_LAST if okey.plays_as(tile) in playable else 0.0),
-                self.rng.random(),
+                random_(),
+                tile,
             )
             for tile, value in zip(rack, loose, strict=True)
-        }
-        rack.sort(key=lambda tile: keys[tile.id], reverse=True)
-        return rack
+        ]
+        keyed.sort(key=lambda entry: (entry[0], entry[1]), reverse=True)
+        return [tile for _value, _tie, tile in keyed]
 
 
 def sample_world(
