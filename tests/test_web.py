@@ -60,14 +60,20 @@ def site(stack: LocalStack) -> str:
     return f"http://127.0.0.1:{stack.ports['edge'][0]}"
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+def launched_browser() -> Iterator[Any]:
+    """Debian's chromium under Playwright, for one module's tests (started after the module's
+    stack: a stack cannot start inside Playwright's event loop)."""
     with playwright_sync.sync_playwright() as playwright:
         chromium = playwright.chromium.launch(
             executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"]
         )
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    yield from launched_browser()
 
 
 def _page(browser: Any, *, phone: bool = False, locale: str = "en-GB") -> Page:

@@ -74,6 +74,18 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** How long a rate limit's refusal (RESOURCE_EXHAUSTED, reason RATE_LIMITED) asks the caller to
+ * wait before sending the same request again: its retry_after_ms, at least 50 ms; undefined for
+ * any other error. */
+export function retryAfterMs(error: unknown): number | undefined {
+  const connect = ConnectError.from(error);
+  if (connect.code !== Code.ResourceExhausted) return undefined;
+  const info = connect.findDetails(ErrorInfoSchema)[0];
+  if (info?.reason !== "RATE_LIMITED") return undefined;
+  const asked = Number(info.metadata["retry_after_ms"] ?? "1000");
+  return Math.max(50, Number.isFinite(asked) ? asked : 1000);
+}
+
 let renew: (() => Promise<void>) | undefined;
 let renewing = false;
 
@@ -84,7 +96,8 @@ export function setRenew(how: () => Promise<void>): void {
 
 /** Call until it answers or is refused: retried unchanged while no server answers, backing off
  * from 0.2 s to 5 s (a move is never played twice: its request id is the same each time); a
- * token that ran out is renewed once and the call sent again. */
+ * rate limit's refusal waited out as long as it asks and the call sent again; a token that ran
+ * out is renewed once and the call sent again. */
 export async function retrying<T>(call: () => Promise<T>, attempts = 40): Promise<T> {
   let wait = 200;
   let renewed = false;
@@ -100,6 +113,11 @@ export async function retrying<T>(call: () => Promise<T>, attempts = 40): Promis
         } finally {
           renewing = false;
         }
+        continue;
+      }
+      const limited = retryAfterMs(error);
+      if (limited !== undefined && attempt < attempts) {
+        await sleep(limited);
         continue;
       }
       if (!isRetryable(error) || attempt >= attempts) throw error;
