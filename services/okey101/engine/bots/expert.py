@@ -283,25 +283,9 @@ def turn_candidates(
     before = _applies(shadow, seat, prefix)
     if before is None or before.ended:
         return out
-    rack = before.seats[seat].rack
     thrown = first[-1].tile
-    okey = shadow.okey
-    seen = {(okey.is_wild(thrown), okey.plays_as(thrown))}
-    loose = {tile.id: value for tile, value in zip(rack, rack_looseness(rack, okey), strict=True)}
-    ranked = sorted(rack, key=lambda tile: (-loose[tile.id], tile.id))
-    for tile in ranked:
-        if len(out) > budget.discards:
-            break
-        key = (okey.is_wild(tile), okey.plays_as(tile))
-        if key in seen or okey.is_wild(tile):
-            continue
-        seen.add(key)
-        try:
-            _after, events = apply(before, seat, Discard(tile))
-        except OkeyError:
-            continue
-        if any(event.kind is EventKind.PENALTY for event in events):
-            continue  # never a +101 that HARD's turn avoids
+    shown = set() if shadow.okey.is_wild(thrown) else {shadow.okey.plays_as(thrown)}
+    for tile in _loosest_free_discards(before, seat, budget.discards, shown):
         out.append((*prefix, Discard(tile)))
     if any(isinstance(action, (Open, OpenPairs)) for action in prefix):
         out.extend(_held_openings(shadow, seat, budget))
@@ -312,27 +296,33 @@ def _held_openings(shadow: HandState, seat: int, budget: ExpertBudget) -> list[t
     """The turn without HARD's opening: a discard of the loosest tiles that costs no +101
     (``ExpertBudget.held`` of them), so that the opening comes a turn later with more of the
     hand, or never. Not after a take: an unopened seat must open with the taken tile."""
-    if shadow.this_turn.taken is not None or budget.held <= 0:
+    if shadow.this_turn.taken is not None:
         return []
-    rack = shadow.seats[seat].rack
-    okey = shadow.okey
+    return [(Discard(tile),) for tile in _loosest_free_discards(shadow, seat, budget.held, set())]
+
+
+def _loosest_free_discards(state: HandState, seat: int, count: int, shown: set[int]) -> list[Tile]:
+    """Up to ``count`` tiles of the seat's rack that it may throw without a +101, loosest
+    first: never an okey, one tile a face, none of the faces ``shown``."""
+    rack = state.seats[seat].rack
+    okey = state.okey
     loose = {tile.id: value for tile, value in zip(rack, rack_looseness(rack, okey), strict=True)}
-    out: list[tuple[Action, ...]] = []
-    seen: set[int] = set()
+    out: list[Tile] = []
+    seen = set(shown)
     for tile in sorted(rack, key=lambda tile: (-loose[tile.id], tile.id)):
-        if len(out) >= budget.held:
+        if len(out) >= count:
             break
         face = okey.plays_as(tile)
         if okey.is_wild(tile) or face in seen:
             continue
         seen.add(face)
         try:
-            _after, events = apply(shadow, seat, Discard(tile))
+            _after, events = apply(state, seat, Discard(tile))
         except OkeyError:
             continue
         if any(event.kind is EventKind.PENALTY for event in events):
-            continue
-        out.append((Discard(tile),))
+            continue  # never a +101 that HARD's turn avoids
+        out.append(tile)
     return out
 
 
