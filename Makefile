@@ -19,8 +19,8 @@ WEB_SOURCES := $(shell find web/src -type f -not -path 'web/src/gen/*' 2>/dev/nu
 	web/index.html web/package.json web/tsconfig.json web/vite.config.ts web/buf.gen.yaml
 THIRD_PARTY_PROTOS := $(wildcard protos/third_party/google/rpc/*.proto)
 
-.PHONY: help install gen run test lint typecheck unit bench clean docs k8s soak screenshot web \
-	web-screenshots
+.PHONY: help install gen run test lint typecheck unit bench bench-expert clean docs k8s soak \
+	screenshot web web-screenshots
 
 help:
 	@echo "make run    set up and start the stack (services arrive issue by issue)"
@@ -29,6 +29,7 @@ help:
 	@echo "make gen    generate the gRPC code from protos/ into build/gen"
 	@echo "make web    build the web client (web/ -> web/dist, served by the edge at /)"
 	@echo "make bench  benchmarks that print figures"
+	@echo "make bench-expert  the expert's 2,000-deal runs (hours; resumable: docs/journals/)"
 	@echo "make soak   the long versions of the abuse and fault tests, and a 30-minute load run"
 	@echo "make docs   regenerate docs/api.md from the protos' comments"
 	@echo "make screenshot  redraw docs/terminal-client.svg (the README's) from a real position"
@@ -125,6 +126,21 @@ bench: install
 	$(BIN)/okey101 bench bots --deals 2000 --candidate easy --reference random --json
 	$(BIN)/okey101 bench load --tables 20 --minutes 1 --json
 	$(BIN)/okey101 bench load --tables 60 --minutes 3 --pace 0.5 --json
+
+# The expert's figures of issue #22 (docs/bots.md): 2,000 deals a run, four experts and expert
+# against hard for each preset, 96 rollouts a decision and no time bound (so that the figures do
+# not depend on the machine's load). Each run takes hours of both cores, so each is journaled in
+# docs/journals/ and resumes where it stopped: stop it when you must, commit the journals, and
+# run this again (a journal of other engine code is refused: then delete it and start over).
+EXPERT_RUNS := expert-expert-boombala expert-expert-oyna expert-expert-north_sultan \
+	expert-hard-oyna expert-hard-boombala expert-hard-north_sultan
+bench-expert: install
+	@for run in $(EXPERT_RUNS); do \
+		set -- $$(echo $$run | tr - ' '); \
+		$(BIN)/okey101 bench bots --deals 2000 --candidate $$1 --reference $$2 --rules $$3 \
+			--seed 0 --expert-seconds 0 --journal docs/journals/$$run-seed0.jsonl --json \
+			|| exit $$?; \
+	done
 
 # The Kubernetes manifests: each overlay rendered with `kubectl kustomize` (the pinned kubectl of
 # the `k8s` extra when installed, else the machine's; .ci/run installs it where there is none).
