@@ -92,7 +92,7 @@ class RandomPlayer:
     def turn(self, state: HandState) -> list[tuple[Action, HandState, tuple[Event, ...]]]:
         """Play the whole turn of the seat to move: every step, in order, with its result."""
         seat = state.turn
-        if state.phase is Phase.DRAW and self.tries_take(state):
+        if state.phase is Phase.DRAW and self.rng.random() < TAKE_CHANCE:
             # Take the left discard only if the rest of the turn then works out.
             trial = _Step(state, seat)
             if (
@@ -107,11 +107,6 @@ class RandomPlayer:
         if not self._finish_turn(seat, step, after_take=False):
             raise AssertionError("a random player found no legal discard")
         return step.log
-
-    def tries_take(self, state: HandState) -> bool:
-        """Whether this turn begins with a trial of taking the left discard (kept only if the
-        rest of the turn then works out): the random player's, one turn in four at random."""
-        return self.rng.random() < TAKE_CHANCE
 
     def keeps_take(self, log: Sequence[tuple[Action, HandState, tuple[Event, ...]]]) -> bool:
         """Whether a turn begun by taking the left discard, played out as ``log``, is the turn

@@ -56,10 +56,6 @@ from okey101.engine.errors import OkeyError
 from okey101.engine.hand import SEATS, Event, EventKind, HandState, Phase, apply
 from okey101.engine.playout import RandomPlayer, _Step
 from okey101.engine.seat import Seat
-from okey101.engine.solver.arrangement import Hand
-from okey101.engine.solver.bounds import quick_value_bound
-from okey101.engine.solver.openings import opening_value_bound
-from okey101.engine.solver.pairs import most_pairs_bound
 from okey101.engine.solver.playability import playable_faces
 from okey101.engine.tiles import Okey, Tile
 
@@ -170,53 +166,14 @@ class RolloutPlayer(RandomPlayer):
     to six +101s a hand, which no player who means to win pays, and which drowned the
     rollouts' scores in noise."""
 
-    _table: object = None
-    _table_faces: frozenset[int] = frozenset()
-
-    def tries_take(self, state: HandState) -> bool:
-        """Every turn whose left discard could go down (a cheap test of the rack and the
-        table; the trial says whether it does), as the bots take it. The random player's one
-        trial in four at random made rollout tables finish 15-19% of their hands from the
-        deal, against 35-41% so (four ``HARD``s: 22-41%): the rollouts undervalued a rack near
-        its finish."""
-        tile = state.takeable
-        if tile is None:
-            return False
-        seat = state.seats[state.turn]
-        opened = seat.opened_as is not None
-        # Only an opened seat lays off onto the table's melds.
-        playable = self._playable(state) if opened else frozenset()
-        if not could_go_down(tile, seat.rack, state.okey, playable):
-            return False
-        if opened:
-            return True
-        # Unopened, the tile must open the hand: the opening's own quick bounds say when it
-        # cannot (a trial that fails tries every discard, each refused).
-        rules = state.rules
-        hand = Hand((*seat.rack, tile), state.okey)
-        minimum = rules.opening_min_points
-        return (
-            quick_value_bound(hand, rules) >= minimum
-            and opening_value_bound(hand, rules, required=tile, at_least=minimum) >= minimum
-        ) or most_pairs_bound(hand) >= rules.opening_min_pairs
-
     def keeps_take(self, log: Sequence[tuple[Action, HandState, tuple[Event, ...]]]) -> bool:
-        """Only a take that goes down this turn (never one given back for a +101): a take kept
-        in the rack, where the rules allow it (North Sultan's opened seats), would let four
-        rollout players take and throw for ever while the stock stays as it is."""
-        if any(isinstance(action, GiveBack) for action, _state, _events in log):
-            return False
-        taken = log[0][1].this_turn.taken
-        if taken is None:
-            return True
-        final = log[-1][1]
-        return any(tile.id == taken.id for item in final.table for tile in item.meld.tiles)
+        return not any(isinstance(action, GiveBack) for action, _state, _events in log)
 
     def discard_order(self, state: HandState, seat: int) -> list[Tile]:
         rack = state.seats[seat].rack
         okey = state.okey
         loose = rack_looseness(rack, okey)
-        playable = self._playable(state)
+        playable = playable_faces(state.table_melds(), state.rules)
         random_ = self.rng.random
         keyed = [
             (
@@ -228,58 +185,6 @@ class RolloutPlayer(RandomPlayer):
         ]
         keyed.sort(key=lambda entry: (entry[0], entry[1]), reverse=True)
         return [tile for _value, _tie, tile in keyed]
-
-    def _playable(self, state: HandState) -> frozenset[int]:
-        """``playable_faces`` of the table, kept while the table is the same object: every
-        turn asks twice (the take, the discard), and most turns of a rollout change no meld
-        (the states share the table they did not change)."""
-        if self._table is not state.table:
-            self._table = state.table
-            self._table_faces = playable_faces(state.table_melds(), state.rules)
-        return self._table_faces
-
-
-def could_go_down(tile: Tile, rack: Sequence[Tile], okey: Okey, playable: frozenset[int]) -> bool:
-    """Whether ``tile`` could go on the table this turn with ``rack``: an okey; a face in
-    ``playable`` (what the table's melds take); a twin in the rack (a pair); or a run or set of
-    three with two tiles of the rack, okeys filling in; or laid off after the rack's tiles next
-    to it in its colour. A necessary condition only (where the rules allow the move is
-    ``apply``'s to say); 12-13-1 runs are not looked for."""
-    if okey.is_wild(tile):
-        return True
-    face = okey.plays_as(tile)
-    if face in playable:
-        return True
-    colour, number = divmod(face, 13)
-    wilds = 0
-    faces: set[int] = set()
-    for other in rack:
-        if okey.is_wild(other):
-            wilds += 1
-        else:
-            faces.add(okey.plays_as(other))
-    if wilds >= 2 or face in faces:
-        return True
-    colours = sum(1 for c in range(4) if c != colour and c * 13 + number in faces)
-    if colours + wilds >= 2:
-        return True
-    for low in range(number - 2, number + 1):
-        if low < 0 or low + 2 > 12:
-            continue
-        missing = sum(
-            1 for n in range(low, low + 3) if n != number and colour * 13 + n not in faces
-        )
-        if missing <= wilds:
-            return True
-    # Laid off behind its neighbours: the rack's tiles next to it in its colour, one after
-    # another up to a face the table takes (a run 6-8 on the table, the 5 in the rack: the 4).
-    for step in (1, -1):
-        neighbour = number + step
-        while 0 <= neighbour <= 12 and colour * 13 + neighbour in faces:
-            if colour * 13 + neighbour in playable:
-                return True
-            neighbour += step
-    return False
 
 
 def sample_world(
