@@ -10,11 +10,14 @@ as the deal finishes, in the order deals finish.
 (other deals, or the same deals played by other code) is refused (``JournalRefused``) and left as
 it is. A last line without its newline is a write cut short by a kill: it is dropped and the file
 cut back to the lines before it, so that the deal is played again and later lines append cleanly.
+A run holds its journal locked (``flock``) from ``resume`` to the end of ``appending``: a second
+run given the same journal meanwhile is refused, and reading the file alone takes no lock.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import hashlib
 import json
 import os
@@ -80,11 +83,19 @@ def resume(
     Refused (``JournalRefused``), the file untouched, if it is not a journal, is another run's,
     or holds a whole line ``parse`` does not take (KeyError, TypeError or ValueError).
     """
-    wanted = _line(header)
+    _lock(path)
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        data = b""
+        return _resume(path, header, parse)
+    except BaseException:
+        _release(path)
+        raise
+
+
+def _resume(
+    path: Path, header: Mapping[str, object], parse: Callable[[dict[str, Any]], T]
+) -> list[T]:
+    wanted = _line(header)
+    data = path.read_bytes()
     lines = data.split(b"\n")
     torn = lines.pop()  # what follows the last newline: a line cut short, or nothing
     if not lines:
@@ -116,14 +127,46 @@ def resume(
 @contextmanager
 def appending(path: Path) -> Iterator[Callable[[Mapping[str, object]], None]]:
     """A function that appends one deal's line to the journal and flushes it (a kill loses
-    at most the deal being written)."""
-    with path.open("ab") as file:
+    at most the deal being written); the journal's lock (``resume``'s) is let go at the end."""
+    try:
+        with path.open("ab") as file:
 
-        def add(record: Mapping[str, object]) -> None:
-            file.write(_line(record))
-            file.flush()
+            def add(record: Mapping[str, object]) -> None:
+                file.write(_line(record))
+                file.flush()
 
-        yield add
+            yield add
+    finally:
+        _release(path)
+
+
+# The journals this process has locked, by path: an open descriptor each, holding an exclusive
+# ``flock``, taken by ``resume`` and let go when ``appending`` ends (or ``resume`` refuses), so
+# that a second run on the same journal is refused instead of cutting back the line the first
+# one is writing.
+_LOCKED: dict[Path, int] = {}
+
+
+def _lock(path: Path) -> None:
+    key = path.resolve()
+    if key in _LOCKED:
+        return
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        raise JournalRefused(
+            f"{path} is being written by another run: wait for it to end, or give another "
+            "--journal path"
+        ) from None
+    _LOCKED[key] = descriptor
+
+
+def _release(path: Path) -> None:
+    descriptor = _LOCKED.pop(path.resolve(), None)
+    if descriptor is not None:
+        os.close(descriptor)
 
 
 def _line(record: Mapping[str, object]) -> bytes:
