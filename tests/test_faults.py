@@ -560,7 +560,8 @@ def test_postgresql_restarting_under_the_table_service_loses_nothing(
     (``pg_terminate_backend``: what clients see when the server restarts, the event listener's
     included), then the TCP proxy between the table service and PostgreSQL is cut for 3 s
     (connections reset, new ones refused: the server is down). The table service reconnects;
-    calls caught by it fail with UNAVAILABLE and are retried; every table finishes its match,
+    calls caught by it fail with UNAVAILABLE and are retried, or wait until the database is back
+    (the service's own brief retries of a write); every table finishes its match,
     every hand is recorded once and every log is gap-free."""
     from sqlalchemy.engine import make_url
 
@@ -594,7 +595,10 @@ def test_postgresql_restarting_under_the_table_service_loses_nothing(
         await client.close()
         assert stack.services["table"].process.poll() is None, "the table service died"
         check_clean(stack, figures, checked)
-        assert unavailable(figures, "Act") + unavailable(figures, "GetSeatView") > 0
+        # The cut was felt: a call it caught failed UNAVAILABLE and was retried, or waited for
+        # the database to come back (a write is retried briefly inside the service first).
+        held = sum(1 for latency in figures.latencies if latency >= 1000)
+        assert unavailable(figures, "Act") + unavailable(figures, "GetSeatView") + held > 0
         assert terminated >= rounds  # each round ended live connections
         assert proxy.connections > connections  # it connected again after the cut
         assert checked.matches == count
