@@ -257,20 +257,19 @@ def test_a_journal_being_written_is_refused_to_a_second_run(tmp_path: Path) -> N
     journal = tmp_path / "bench.jsonl"
     _run(journal, deals=2)
     head = bots_journal.header(BotLevel.EASY, BotLevel.RANDOM, "oyna", SEED, DEFAULT_BUDGET)
-    held = bots_journal.resume(journal, head, bots_bench.DealResult.from_dict)
-    assert len(held) == 2
-    with journal.open("ab") as file:
-        file.write(b'{"number": 2, "cut short')  # as a run mid-write leaves it
-    before = journal.read_bytes()
-    command = [sys.executable, "-m", "okey101.cli", "bench", "bots", "--deals", "3"]
-    command += ["--candidate", "easy", "--reference", "random", "--seed", str(SEED)]
-    command += ["--workers", "1", "--journal", str(journal)]
-    second = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-    assert second.returncode == 2, second.stderr
-    assert "being written by another run" in second.stderr
-    assert second.stdout == ""
-    assert journal.read_bytes() == before
-    with bots_journal.appending(journal):
-        pass  # the first run ends: its lock goes
+    with bots_journal.opened(journal, head, bots_bench.DealResult.from_dict) as (held, _add):
+        assert len(held) == 2
+        with journal.open("ab") as file:
+            file.write(b'{"number": 2, "cut short')  # as a run mid-write leaves it
+        before = journal.read_bytes()
+        command = [sys.executable, "-m", "okey101.cli", "bench", "bots", "--deals", "3"]
+        command += ["--candidate", "easy", "--reference", "random", "--seed", str(SEED)]
+        command += ["--workers", "1", "--journal", str(journal)]
+        second = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+        assert second.returncode == 2, second.stderr
+        assert "being written by another run" in second.stderr
+        assert second.stdout == ""
+        assert journal.read_bytes() == before
+    # The first run has ended: its lock went with it.
     figures = _run(journal, deals=3)
     assert figures["resumed_deals"] == 2

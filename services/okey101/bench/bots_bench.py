@@ -338,11 +338,13 @@ def run(
     with ExitStack() as stack:
         if journal is not None:
             head = bots_journal.header(candidate, reference, preset, seed, budget)
-            for result in bots_journal.resume(journal, head, DealResult.from_dict):
+            held, add = stack.enter_context(
+                bots_journal.opened(journal, head, DealResult.from_dict)
+            )
+            for result in held:
                 # Deals past this run's are not in its figures; one written twice counts once.
                 if 0 <= result.number < deals:
                     results.setdefault(result.number, result)
-            add = stack.enter_context(bots_journal.appending(journal))
         resumed = len(results)
         missing = [number for number in range(deals) if number not in results]
         played = stack.enter_context(

@@ -2,16 +2,16 @@
 run killed or stopped part way resumes where it stood instead of starting again.
 
 The file is JSON lines. The first is a header, what the deals depend on: the two levels, the
-preset, the seed, the expert's budget and a fingerprint of the engine's code (``engine``), with
-the file's kind and format version. Each later line is one finished deal, appended and flushed
-as the deal finishes, in the order deals finish.
+preset, the seed, the expert's budget and a fingerprint of the code that plays them
+(``engine``), with the file's kind and format version. Each later line is one finished deal,
+appended and flushed as the deal finishes, in the order deals finish.
 
-``resume`` reads a journal for a run with a given header. A journal whose header is not that run's
-(other deals, or the same deals played by other code) is refused (``JournalRefused``) and left as
-it is. A last line without its newline is a write cut short by a kill: it is dropped and the file
-cut back to the lines before it, so that the deal is played again and later lines append cleanly.
-A run holds its journal locked (``flock``) from ``resume`` to the end of ``appending``: a second
-run given the same journal meanwhile is refused, and reading the file alone takes no lock.
+``opened`` reads a journal for a run with a given header and appends to it. A journal whose header
+is not that run's (other deals, or the same deals played by other code) is refused
+(``JournalRefused``) and left as it is. A last line without its newline is a write cut short by a
+kill: it is dropped and the file cut back to the lines before it, so that the deal is played again
+and later lines append cleanly. A run holds its journal locked (``flock``) while it is open: a
+second run given the same journal meanwhile is refused, and reading the file alone takes no lock.
 """
 
 from __future__ import annotations
@@ -20,11 +20,10 @@ import dataclasses
 import fcntl
 import hashlib
 import json
-import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import okey101.engine
 from okey101.engine.bots.expert import ExpertBudget
@@ -73,29 +72,46 @@ def engine_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def resume(
+@contextmanager
+def opened(
     path: Path, header: Mapping[str, object], parse: Callable[[dict[str, Any]], T]
-) -> list[T]:
-    """The deals journaled at ``path`` (each line through ``parse``) for a run whose header is
-    ``header``, the file made ready to append to: begun with the header if it is new, cut back
-    to its last whole line if a write was cut short.
+) -> Iterator[tuple[list[T], Callable[[Mapping[str, object]], None]]]:
+    """The journal at ``path`` for a run whose header is ``header``, held locked (``flock``)
+    for the block: the deals it holds (each line through ``parse``) and a function that
+    appends one deal's line and flushes it (a kill loses at most the deal being written). The
+    file is begun with the header if it is new, cut back to its last whole line if a write was
+    cut short.
 
-    Refused (``JournalRefused``), the file untouched, if it is not a journal, is another run's,
-    or holds a whole line ``parse`` does not take (KeyError, TypeError or ValueError).
+    Refused (``JournalRefused``), the file untouched, if another run holds it, if it is not a
+    journal or is another run's, or if it holds a whole line ``parse`` does not take
+    (KeyError, TypeError or ValueError).
     """
-    _lock(path)
-    try:
-        return _resume(path, header, parse)
-    except BaseException:
-        _release(path)
-        raise
+    with path.open("a+b") as file:
+        try:
+            fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise JournalRefused(
+                f"{path} is being written by another run: wait for it to end, or give another "
+                "--journal path"
+            ) from None
+        deals = _read(path, file, header, parse)
+
+        def add(record: Mapping[str, object]) -> None:
+            file.write(_line(record))
+            file.flush()
+
+        yield deals, add  # the lock goes with the file when the block ends
 
 
-def _resume(
-    path: Path, header: Mapping[str, object], parse: Callable[[dict[str, Any]], T]
+def _read(
+    path: Path,
+    file: IO[bytes],
+    header: Mapping[str, object],
+    parse: Callable[[dict[str, Any]], T],
 ) -> list[T]:
     wanted = _line(header)
-    data = path.read_bytes()
+    file.seek(0)
+    data = file.read()
     lines = data.split(b"\n")
     torn = lines.pop()  # what follows the last newline: a line cut short, or nothing
     if not lines:
@@ -103,7 +119,9 @@ def _resume(
         # file is not ours to overwrite.
         if not wanted.startswith(torn):
             raise JournalRefused(f"{path} is not a journal of bench bots")
-        path.write_bytes(wanted)
+        file.truncate(0)
+        file.write(wanted)
+        file.flush()
         return []
     try:
         found = json.loads(lines[0])
@@ -120,53 +138,8 @@ def _resume(
         except (KeyError, TypeError, ValueError):
             raise JournalRefused(f"line {number} of {path} is not a deal") from None
     if torn:
-        os.truncate(path, len(data) - len(torn))
+        file.truncate(len(data) - len(torn))
     return deals
-
-
-@contextmanager
-def appending(path: Path) -> Iterator[Callable[[Mapping[str, object]], None]]:
-    """A function that appends one deal's line to the journal and flushes it (a kill loses
-    at most the deal being written); the journal's lock (``resume``'s) is let go at the end."""
-    try:
-        with path.open("ab") as file:
-
-            def add(record: Mapping[str, object]) -> None:
-                file.write(_line(record))
-                file.flush()
-
-            yield add
-    finally:
-        _release(path)
-
-
-# The journals this process has locked, by path: an open descriptor each, holding an exclusive
-# ``flock``, taken by ``resume`` and let go when ``appending`` ends (or ``resume`` refuses), so
-# that a second run on the same journal is refused instead of cutting back the line the first
-# one is writing.
-_LOCKED: dict[Path, int] = {}
-
-
-def _lock(path: Path) -> None:
-    key = path.resolve()
-    if key in _LOCKED:
-        return
-    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(descriptor)
-        raise JournalRefused(
-            f"{path} is being written by another run: wait for it to end, or give another "
-            "--journal path"
-        ) from None
-    _LOCKED[key] = descriptor
-
-
-def _release(path: Path) -> None:
-    descriptor = _LOCKED.pop(path.resolve(), None)
-    if descriptor is not None:
-        os.close(descriptor)
 
 
 def _line(record: Mapping[str, object]) -> bytes:

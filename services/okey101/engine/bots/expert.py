@@ -287,7 +287,7 @@ def turn_candidates(
     shown = set() if shadow.okey.is_wild(thrown) else {shadow.okey.plays_as(thrown)}
     for tile in _loosest_free_discards(before, seat, budget.discards, shown):
         out.append((*prefix, Discard(tile)))
-    if any(isinstance(action, (Open, OpenPairs)) for action in prefix):
+    if _opens(prefix):
         out.extend(_held_openings(shadow, seat, budget))
     return out
 
@@ -433,7 +433,8 @@ def expert_decision(
             BotLevel.EXPERT,
         )
     chosen = candidates[best_index]
-    held = "holding the opening, " if chosen in _held(candidates) else ""
+    # A rival without the opening HARD's turn makes holds it back (``_held_openings``).
+    held = "holding the opening, " if _opens(candidates[0]) and not _opens(chosen) else ""
     return Decision(
         chosen,
         f"expert: {held}{_describe(chosen)} beats hard's turn by {best_gain:.1f} points "
@@ -442,11 +443,9 @@ def expert_decision(
     )
 
 
-def _held(candidates: Sequence[tuple[Action, ...]]) -> list[tuple[Action, ...]]:
-    """The rivals that hold back the opening of HARD's turn (the first candidate)."""
-    if not any(isinstance(action, (Open, OpenPairs)) for action in candidates[0]):
-        return []
-    return [c for c in candidates[1:] if not any(isinstance(a, (Open, OpenPairs)) for a in c)]
+def _opens(actions: Sequence[Action]) -> bool:
+    """Whether ``actions`` open the seat (with runs and sets, or with pairs)."""
+    return any(isinstance(action, (Open, OpenPairs)) for action in actions)
 
 
 def _describe(actions: Sequence[Action]) -> str:
