@@ -9,6 +9,7 @@ against a one-shot run, and with them against a run over the same journaled deal
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
 import os
@@ -235,6 +236,7 @@ def test_a_killed_run_keeps_the_deals_it_finished(tmp_path: Path) -> None:
     finally:
         os.killpg(process.pid, signal.SIGKILL)  # its session: the run and its workers
         process.wait()
+        _until_unlocked(journal)
     # The whole lines after the header (the kill may have cut the last one short).
     kept = [json.loads(line)["number"] for line in journal.read_bytes().split(b"\n")[1:-1]]
     assert 1 <= len(kept) < 200
@@ -244,6 +246,22 @@ def test_a_killed_run_keeps_the_deals_it_finished(tmp_path: Path) -> None:
     assert figures["resumed_deals"] == len(kept)
     assert sorted(_numbers(journal)) == list(range(deals))
     assert _untimed(figures) == _one_shot(deals, BotLevel.HARD, BotLevel.EASY)
+
+
+def _until_unlocked(path: Path) -> None:
+    """Until no process holds the journal's lock: the killed run's workers (forked, so sharing
+    their parent's open journal) may be a moment behind it in exiting."""
+    deadline = time.monotonic() + 30
+    with path.open("rb") as file:
+        while True:
+            try:
+                fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                assert time.monotonic() < deadline, "the killed run still holds its journal"
+                time.sleep(0.01)
+                continue
+            fcntl.flock(file.fileno(), fcntl.LOCK_UN)
+            return
 
 
 def _whole_lines(path: Path) -> int:
