@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import random
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -37,6 +39,8 @@ from okey101.engine.bots.expert import (
     ExpertBudget,
     RolloutPlayer,
     looseness,
+    may_win,
+    paired_gain,
     rack_looseness,
     sample_world,
     turn_candidates,
@@ -381,6 +385,63 @@ def test_expert_weighs_rivals_and_sometimes_overrules_hard() -> None:
             assert "beats hard's turn" in expert.reason
             _apply_all(state, state.turn, expert.actions)
     assert same > changed > 0
+
+
+def test_paired_gain_and_may_win() -> None:
+    """A rival's gain over HARD's turn is HARD's points less the rival's, world by world: its
+    mean and standard error; a rival refused in a world (an infinite score), or weighed in
+    fewer than two worlds, has none and cannot win."""
+    budget = ExpertBudget(margin=2.0, settle_z=2.5)
+    mean, error = paired_gain([10.0, 12.0, 14.0], [20.0, 20.0, 20.0]) or (0.0, 0.0)
+    assert mean == 8.0 and math.isclose(error, 2.0 / math.sqrt(3.0))
+    assert may_win([10.0, 12.0, 14.0], [20.0, 20.0, 20.0], budget)
+    # Ten points worse in every world: no noise to hope on.
+    assert not may_win([30.0, 30.0, 30.0], [20.0, 20.0, 20.0], budget)
+    # One point better on average, but noisy enough that it may still win by two.
+    assert may_win([19.0, 29.0, 9.0, 19.0], [20.0, 20.0, 20.0, 20.0], budget)
+    # One point better every time: never by the margin.
+    assert not may_win([19.0, 19.0, 19.0], [20.0, 20.0, 20.0], budget)
+    assert paired_gain([10.0, math.inf], [20.0, 20.0]) is None
+    assert paired_gain([10.0], [20.0]) is None
+    assert not may_win([10.0, math.inf, 10.0], [20.0, 20.0, 20.0], budget)
+
+
+def _rollouts(reason: str) -> int | None:
+    """The rollouts an expert's reason says it played (None: it played none)."""
+    found = re.search(r"\((\d+) rollouts\)", reason)
+    return int(found.group(1)) if found else None
+
+
+def test_the_expert_stops_playing_rivals_that_cannot_win() -> None:
+    """From ``settle_after`` worlds on, the expert plays only the rivals that may still beat
+    HARD's turn by the margin: over many positions it plays fewer rollouts than a search that
+    never settles, never more, and the same turn in nearly every position (a rival it stopped
+    playing could not, by then, plausibly have won)."""
+    never = ExpertBudget(playouts=48, seconds=None, settle_after=10**6)
+    settling = dataclasses.replace(never, settle_after=4)
+    weighed = fewer = same = 0
+    for index, position in enumerate(positions()[::11]):
+        state = position.state
+        seat = state.turn
+        seen = view(state, seat)
+        full = entry_points.decide(
+            seen, state.rules, BotLevel.EXPERT, index, position.memory, budget=never
+        )
+        settled = entry_points.decide(
+            seen, state.rules, BotLevel.EXPERT, index, position.memory, budget=settling
+        )
+        _apply_all(state, seat, settled.actions)
+        played_full, played = _rollouts(full.reason), _rollouts(settled.reason)
+        if played_full is None:
+            assert played is None and settled.actions == full.actions
+            continue
+        assert played is not None and played <= played_full
+        weighed += 1
+        fewer += played < played_full
+        same += settled.actions == full.actions
+    assert weighed > 20
+    assert fewer > weighed / 4
+    assert same >= 0.8 * weighed
 
 
 def test_expert_time_budget_still_answers_a_legal_turn() -> None:

@@ -25,6 +25,13 @@ worlds (penalty points: lower is better); ``HARD``'s turn is kept unless a rival
 more than its noise (the paired difference's standard error, and at least
 ``ExpertBudget.margin`` points). A turn that finishes the hand is played at once.
 
+The worlds settle what they can early: from ``ExpertBudget.settle_after`` worlds on, a rival
+that could not beat ``HARD``'s turn by the margin even at ``ExpertBudget.settle_z`` standard
+errors above its mean gain is no longer played, and once no rival is left the decision is
+``HARD``'s turn. Most rivals are a throw that feeds someone or a take that wastes a draw, clear
+within a few worlds; the search's time goes to the close calls (on recorded decisions of four
+experts, 42-70% of the rollouts for 97.6-98.9% of the same decisions: docs/bots.md).
+
 Deterministic for a given seed: the worlds and the rollouts draw on ``random.Random(seed)``, and
 ``ExpertBudget.playouts`` bounds the work. ``ExpertBudget.seconds`` bounds it in time as well
 (the bot service's budget per decision, counted from the start of ``decide``, ``HARD``'s turn
@@ -74,6 +81,10 @@ class ExpertBudget:
     held: int = 2
     # Points a rival must win by, at least, to replace HARD's turn.
     margin: float = 2.0
+    # Worlds after which a rival that cannot plausibly win is no longer played: one whose mean
+    # gain over HARD's turn plus ``settle_z`` standard errors is within ``margin``.
+    settle_after: int = 6
+    settle_z: float = 2.5
     # Turns a rollout may last before it is scored as it stands (a hand is far shorter).
     max_turns: int = 200
 
@@ -389,6 +400,8 @@ def expert_decision(
         started = time.perf_counter()
     worlds = max(budget.playouts // len(candidates), 2)
     scores: list[list[float]] = [[] for _ in candidates]
+    # The candidates still played in each world: HARD's turn, and the rivals that may win.
+    playing = list(range(len(candidates)))
     first = time.perf_counter()
     for world_number in range(worlds):
         if budget.seconds is not None:
@@ -405,26 +418,23 @@ def expert_decision(
         if world is None:
             break
         seeds = [rng.randrange(2**32) for _ in range(SEATS)]
-        for index, actions in enumerate(candidates):
-            scores[index].append(_rollout(world, seat, actions, seeds, budget))
+        for index in playing:
+            scores[index].append(_rollout(world, seat, candidates[index], seeds, budget))
+        if world_number + 1 >= budget.settle_after:
+            playing = [0, *(i for i in playing[1:] if may_win(scores[i], scores[0], budget))]
+            if len(playing) == 1:
+                break  # no rival can win: HARD's turn
     if not scores[0]:
         return Decision(hard.actions, "expert: " + hard.reason, BotLevel.EXPERT)
     best_index, best_gain = 0, 0.0
-    base = scores[0]
-    for index in range(1, len(candidates)):
-        diffs = [
-            rival - mine
-            for rival, mine in zip(scores[index], base, strict=True)
-            if math.isfinite(rival) and math.isfinite(mine)
-        ]
-        if len(diffs) < 2 or len(diffs) < len(base):
+    for index in playing[1:]:
+        gain = paired_gain(scores[index], scores[0])
+        if gain is None:
             continue  # refused in some world: keep to what always works
-        mean = sum(diffs) / len(diffs)
-        spread = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1))
-        noise = max(budget.margin, spread / math.sqrt(len(diffs)))
-        if -mean > noise and -mean > best_gain:
-            best_index, best_gain = index, -mean
-    played = len(scores[0]) * len(candidates)
+        mean, error = gain
+        if mean > max(budget.margin, error) and mean > best_gain:
+            best_index, best_gain = index, mean
+    played = sum(len(row) for row in scores)
     if best_index == 0:
         return Decision(
             hard.actions,
@@ -441,6 +451,30 @@ def expert_decision(
         f"({played} rollouts)",
         BotLevel.EXPERT,
     )
+
+
+def paired_gain(rival: Sequence[float], mine: Sequence[float]) -> tuple[float, float] | None:
+    """What a rival wins over HARD's turn in the same worlds (points: ``mine`` less
+    ``rival``), its mean and standard error; None if fewer than two worlds, or if the rival
+    was refused in one (an infinite score)."""
+    if len(rival) < 2 or len(rival) != len(mine):
+        return None
+    gains = [base - other for other, base in zip(rival, mine, strict=True)]
+    if not all(math.isfinite(gain) for gain in gains):
+        return None
+    mean = sum(gains) / len(gains)
+    spread = math.sqrt(sum((gain - mean) ** 2 for gain in gains) / (len(gains) - 1))
+    return mean, spread / math.sqrt(len(gains))
+
+
+def may_win(rival: Sequence[float], mine: Sequence[float], budget: ExpertBudget) -> bool:
+    """Whether a rival, after the worlds so far, may still beat HARD's turn by the margin:
+    its mean gain plus ``settle_z`` standard errors exceeds ``margin``."""
+    gain = paired_gain(rival, mine)
+    if gain is None:
+        return False
+    mean, error = gain
+    return mean + budget.settle_z * error > budget.margin
 
 
 def _opens(actions: Sequence[Action]) -> bool:
