@@ -23,21 +23,26 @@ nothing else is left, never an okey while it has another choice) that never take
 would have to give back for a +101. A candidate's worth is the seat's mean points over the
 worlds (penalty points: lower is better); ``HARD``'s turn is kept unless a rival beats it by
 more than its noise (the paired difference's standard error, and at least
-``ExpertBudget.margin`` points). A turn that finishes the hand is played at once.
+``ExpertBudget.margin`` points). The margin is wide (8 points) because the rollouts flatter
+rivals: their players go out worse than ``HARD`` does, so a turn that keeps a tile likely to go
+down looks worse in them than it is, and the best of several noisy rivals is chosen for its
+luck as much as its worth (on the same deals, four experts finish more hands the wider the
+margin, up to 8: docs/bots.md). A turn that finishes the hand is played at once.
 
 The worlds settle what they can early: from ``ExpertBudget.settle_after`` worlds on, a rival
 that could not beat ``HARD``'s turn by the margin even at ``ExpertBudget.settle_z`` standard
 errors above its mean gain is no longer played, and once no rival is left the decision is
 ``HARD``'s turn. Most rivals are a throw that feeds someone or a take that wastes a draw, clear
 within a few worlds; the search's time goes to the close calls (on recorded decisions of four
-experts, 42-70% of the rollouts for 97.6-98.9% of the same decisions: docs/bots.md).
+experts with a 2-point margin, 42-70% of the rollouts for 97.6-98.9% of the same decisions:
+docs/bots.md).
 
 Deterministic for a given seed: the worlds and the rollouts draw on ``random.Random(seed)``, and
 ``ExpertBudget.playouts`` bounds the work. ``ExpertBudget.seconds`` bounds it in time as well
 (the bot service's budget per decision, counted from the start of ``decide``, ``HARD``'s turn
-included): a world is weighed for every candidate or not at all, and one is not begun when it
-would likely end past the budget (a world costs about what the worlds before it cost each), so
-a budget cut earlier only means fewer worlds. Tests leave the time unbounded.
+included): a world is weighed for every candidate still played or not at all, and one is not
+begun when it would likely end past the budget (a world costs about what the worlds before it
+cost each), so a budget cut earlier only means fewer worlds. Tests leave the time unbounded.
 """
 
 from __future__ import annotations
@@ -79,8 +84,9 @@ class ExpertBudget:
     discards: int = 4
     # Turns that hold HARD's opening back a turn, weighed beside it (each a loose discard).
     held: int = 2
-    # Points a rival must win by, at least, to replace HARD's turn.
-    margin: float = 2.0
+    # Points a rival must win by, at least, to replace HARD's turn (wide: the rollouts flatter
+    # rivals, module docstring).
+    margin: float = 8.0
     # Worlds after which a rival that cannot plausibly win is no longer played: one whose mean
     # gain over HARD's turn plus ``settle_z`` standard errors is within ``margin``.
     settle_after: int = 6
