@@ -132,7 +132,7 @@ bench: install
 # not depend on the machine's load). Each run takes hours of both cores, so each is journaled in
 # docs/journals/ and resumes where it stopped: stop it when you must, commit the journals, and
 # run this again (a journal of other engine code is refused: then delete it and start over).
-# Boombala first: it is the preset whose four experts are nearest issue #22's 50%.
+# Boombala first: it is the preset whose four experts are furthest from issue #22's 50%.
 EXPERT_RUNS := expert-expert-boombala expert-expert-oyna expert-expert-north_sultan \
 	expert-hard-boombala expert-hard-oyna expert-hard-north_sultan
 bench-expert: install
