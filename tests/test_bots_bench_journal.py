@@ -198,10 +198,37 @@ def test_the_fingerprint_is_the_engine_codes_wherever_it_lies(
     assert bots_journal.engine_fingerprint() == fingerprint
     expert = copy / "bots" / "expert.py"
     code = expert.read_bytes()
-    expert.write_bytes(code + b"\n")
-    assert bots_journal.engine_fingerprint() != fingerprint
+    expert.write_bytes(code.replace(b"margin: float = 8.0", b"margin: float = 8.5"))
+    assert bots_journal.engine_fingerprint() != fingerprint  # the code plays otherwise
     expert.write_bytes(code)
     expert.rename(copy / "bots" / "expert2.py")
+    assert bots_journal.engine_fingerprint() != fingerprint
+
+
+def test_the_fingerprint_ignores_comments_docstrings_and_layout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A journal holds hours of deals: editing what no deal depends on must not refuse it.
+    fingerprint = bots_journal.engine_fingerprint()
+    copy = tmp_path / "engine"
+    shutil.copytree(
+        Path(okey101.engine.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    monkeypatch.setattr(okey101.engine, "__file__", str(copy / "__init__.py"))
+    expert = copy / "bots" / "expert.py"
+    code = expert.read_text()
+    docstring = '"""``EXPERT``: '
+    assert code.startswith(docstring)
+    edited = (
+        code.replace(docstring, '"""An edited module docstring.\n\n``EXPERT``: ', 1)
+        .replace('    """How much an expert decision may search."""', '    """Edited."""', 1)
+        .replace("    playouts: int = 96\n", "    playouts: int = 96  # a new comment\n\n", 1)
+    )
+    assert edited.count("Edited") == 1 and "a new comment" in edited
+    expert.write_text(edited + "\n# a comment at the end\n")
+    assert bots_journal.engine_fingerprint() == fingerprint
+    # A string that is not a docstring is code: changing it changes the fingerprint.
+    expert.write_text(code.replace('"expert: finishes; "', '"expert: goes out; "', 1))
     assert bots_journal.engine_fingerprint() != fingerprint
 
 

@@ -3,8 +3,9 @@ run killed or stopped part way resumes where it stood instead of starting again.
 
 The file is JSON lines. The first is a header, what the deals depend on: the two levels, the
 preset, the seed, the expert's budget and a fingerprint of the code that plays them
-(``engine``), with the file's kind and format version. Each later line is one finished deal,
-appended and flushed as the deal finishes, in the order deals finish.
+(``engine``: of its syntax, so that comments and docstrings may change), with the file's kind
+and format version. Each later line is one finished deal, appended and flushed as the deal
+finishes, in the order deals finish.
 
 ``opened`` reads a journal for a run with a given header and appends to it. A journal whose header
 is not that run's (other deals, or the same deals played by other code) is refused
@@ -16,6 +17,7 @@ second run given the same journal meanwhile is refused, and reading the file alo
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import fcntl
 import hashlib
@@ -30,7 +32,8 @@ from okey101.engine.bots.expert import ExpertBudget
 from okey101.engine.bots.levels import BotLevel
 
 KIND = "okey101 bench bots"
-FORMAT = 1
+# 2: the engine's fingerprint is over its syntax trees, docstrings left out (1: its bytes).
+FORMAT = 2
 
 T = TypeVar("T")
 
@@ -56,20 +59,43 @@ def header(
 
 
 def engine_fingerprint() -> str:
-    """SHA-256 over the code that plays the deals as it is on disk: every .py file under the
-    engine package's directory, by sorted relative path, each path and its bytes, and the
-    bench's own ``bots_bench.py`` (how a deal is dealt, seeded and played out)."""
+    """SHA-256 over the code that plays the deals: every .py file under the engine package's
+    directory, by sorted relative path, and the bench's own ``bots_bench.py`` (how a deal is
+    dealt, seeded and played out), each as its path and its syntax tree without docstrings.
+
+    The tree, not the bytes: a run of 2,000 expert deals takes hours, and a comment, a
+    docstring or a line's layout changes no deal, so editing them must not refuse its journal.
+    ``ast.dump`` without positions is what Python will run; its spelling may change with
+    Python's minor version (a journal begun on another one is refused, not misread)."""
     root = Path(okey101.engine.__file__).parent
     files = sorted((path.relative_to(root).as_posix(), path) for path in root.rglob("*.py"))
     files.append(("../bench/bots_bench.py", Path(__file__).with_name("bots_bench.py")))
     digest = hashlib.sha256()
     for relative, path in files:
         name = relative.encode()
-        data = path.read_bytes()
+        code = code_tree(path.read_bytes()).encode()
         # Lengths before contents: no two different trees give the same stream of bytes.
-        digest.update(b"%d:%s%d:" % (len(name), name, len(data)))
-        digest.update(data)
+        digest.update(b"%d:%s%d:" % (len(name), name, len(code)))
+        digest.update(code)
     return digest.hexdigest()
+
+
+def code_tree(source: bytes) -> str:
+    """``source``'s syntax tree without positions, comments or docstrings, as text."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, _WITH_DOCSTRING) and node.body:
+            first = node.body[0]
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                node.body = node.body[1:]
+    return ast.dump(tree, include_attributes=False)
+
+
+_WITH_DOCSTRING = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 @contextmanager

@@ -26,8 +26,10 @@ more than its noise (the paired difference's standard error, and at least
 ``ExpertBudget.margin`` points). The margin is wide (8 points) because the rollouts flatter
 rivals: their players go out worse than ``HARD`` does, so a turn that keeps a tile likely to go
 down looks worse in them than it is, and the best of several noisy rivals is chosen for its
-luck as much as its worth (on the same deals, four experts finish more hands the wider the
-margin, up to 8: docs/bots.md). A turn that finishes the hand is played at once.
+luck as much as its worth. On 300 deals four experts finish as many hands with 8 points as
+with 2, and the expert's lead over ``HARD`` is the same within the noise; 8 is kept because the
+rivals settle sooner, so decisions cost less (docs/bots.md). A turn that finishes the hand is
+played at once.
 
 The worlds settle what they can early: from ``ExpertBudget.settle_after`` worlds on, a rival
 that could not beat ``HARD``'s turn by the margin even at ``ExpertBudget.settle_z`` standard
