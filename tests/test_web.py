@@ -104,16 +104,25 @@ def _host_one_hand(page: Page, site: str, name: str, public: bool = False) -> No
 
 
 def _hand_in_play(
-    browser: Any, site: str, name: str, *, moves: int = 0, draw: bool = False
+    browser: Any,
+    site: str,
+    name: str,
+    *,
+    moves: int = 0,
+    draw: bool = False,
+    phone: bool = False,
+    locale: str = "en-GB",
 ) -> Page:
-    """A new page with a one-hand table still in play after ``moves`` of its seat's moves (and,
-    with ``draw``, at its seat's draw). A bot goes out in the first two rounds in about 1 deal
-    of 100 (normal bots, oyna: 26 of 2,000 hands); then the hand is over before the test's
-    point, and a new guest hosts another table."""
+    """A new page with a one-hand table still in play, at its seat's move, after ``moves`` of
+    its seat's moves (and, with ``draw``, at its seat's draw). A bot goes out in the first two
+    rounds in about 1 deal of 100 (normal bots, oyna: 26 of 2,000 hands), even before the seat's
+    first move (a CI run saw it on 2026-12-06); then the hand is over before the test's point,
+    and a new guest hosts another table."""
     for _attempt in range(4):
-        page = _page(browser)
+        page = _page(browser, phone=phone, locale=locale)
         _host_one_hand(page, site, name)
-        in_play = all(_play_one_move(page) for _ in range(moves))
+        in_play = _wait_my_move_or_reveal(page) != "reveal"
+        in_play = in_play and all(_play_one_move(page) for _ in range(moves))
         if in_play and draw:
             while (phase := _wait_my_move_or_reveal(page)) not in ("DRAW", "reveal"):
                 _play_one_move(page)
@@ -225,8 +234,7 @@ def _assert_reveal(page: Page) -> None:
 
 
 def test_a_whole_hand_against_three_bots_to_the_reveal(site: str, browser: Any) -> None:
-    page = _page(browser)
-    _host_one_hand(page, site, "Ayla")
+    page = _hand_in_play(browser, site, "Ayla")
     # The page shows what the view holds: four seats, the indicator and okey, the rack.
     assert page.locator(".seat").count() == 4
     assert page.locator(".centre .tile").count() == 1
@@ -347,8 +355,7 @@ def test_a_reload_mid_hand_resumes_the_same_seat(site: str, browser: Any) -> Non
 
 
 def test_phone_size_in_turkish(site: str, browser: Any) -> None:
-    page = _page(browser, phone=True, locale="tr-TR")
-    _host_one_hand(page, site, "Deniz")
+    page = _hand_in_play(browser, site, "Deniz", draw=True, phone=True, locale="tr-TR")
     assert _lang(page) == "tr"
     # Nothing wider than the phone's screen; the moves' buttons have Turkish names.
     width = page.evaluate("document.documentElement.scrollWidth")
@@ -356,11 +363,8 @@ def test_phone_size_in_turkish(site: str, browser: Any) -> None:
     assert page.get_by_role("button", name="Ortadan çek").count() == 1
     assert page.get_by_role("button", name="Seçili taşı at").count() == 1
     if SCREENSHOTS:
-        if _wait_my_move_or_reveal(page) != "reveal":
-            page.get_by_role("button", name="Seri diz").click()
+        page.get_by_role("button", name="Seri diz").click()
         page.screenshot(path=str(Path(SCREENSHOTS) / "web-phone.png"), full_page=True)
-    while _wait_my_move_or_reveal(page) != "DRAW":
-        _play_one_move(page)
     page.locator(".rack .tile:not(.costly)").first.click()
     page.locator('[data-move="discard"]').click()
     alert = page.locator(".message.error")
@@ -410,12 +414,9 @@ def test_a_quick_match_seats_the_guest_at_a_table(site: str, browser: Any) -> No
 def test_a_dropped_connection_resumes_without_a_lost_move(
     stack: LocalStack, site: str, browser: Any
 ) -> None:
-    page = _page(browser)
-    _host_one_hand(page, site, "Gül")
-    while (phase := _wait_my_move_or_reveal(page)) != "PLAY":
-        if phase == "reveal":
-            pytest.skip("the bots ended the hand before the guest's second turn")
-        _play_one_move(page)
+    page = _hand_in_play(browser, site, "Gül", draw=True)
+    _play_one_move(page)  # the draw: the seat's turn goes on to its discard
+    assert _wait_my_move_or_reveal(page) == "PLAY"
     turns = int(page.locator(".seat.mine").get_attribute("data-turns") or "x")
     tile = page.locator('.rack [data-discard-cost="0"]').last
     tile_id = tile.get_attribute("data-tile-id")
