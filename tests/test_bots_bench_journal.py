@@ -9,6 +9,7 @@ against a one-shot run, and with them against a run over the same journaled deal
 
 from __future__ import annotations
 
+import argparse
 import fcntl
 import functools
 import json
@@ -25,6 +26,7 @@ import pytest
 import okey101.engine
 from okey101.bench import bots_bench, bots_journal
 from okey101.cli import main
+from okey101.cli.command import rule_override
 from okey101.engine.bots.expert import DEFAULT_BUDGET
 from okey101.engine.bots.levels import BotLevel
 
@@ -128,6 +130,7 @@ def test_a_header_cut_short_begins_the_journal_again(tmp_path: Path) -> None:
         (["--reference", "easy"], "reference"),
         (["--expert-playouts", "12"], "budget.playouts"),
         (["--expert-seconds", "0"], "budget.seconds"),
+        (["--rule", "may_take_okey_back=false"], "rules.may_take_okey_back"),
     ],
 )
 def test_a_journal_of_other_deals_is_refused_and_left_as_it_is(
@@ -145,6 +148,72 @@ def test_a_journal_of_other_deals_is_refused_and_left_as_it_is(
     (line,) = captured.err.strip().splitlines()
     assert line.startswith("okey101: error: ") and named in line
     assert journal.read_bytes() == before
+
+
+def test_a_run_with_a_rule_changed_plays_it_and_its_journal_keeps_to_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--rule KNOB=VALUE``: the deals are played under the changed knob, the figures and the
+    journal's header say so, and the journal resumes only a run with the same knobs."""
+    overrides = {"never_opened_points": 303}
+    # Random players do not read the score table, so the hands are the same and only a
+    # never-opened seat's points tell the two apart: 202 under the preset, 303 so.
+    for number in range(20):
+        plain = bots_bench.play_deal(number, SEED, BotLevel.RANDOM, BotLevel.RANDOM, "oyna")
+        if 202 in plain.control_points:
+            break
+    else:
+        raise AssertionError("no seat of 20 random hands never opened")
+    changed = bots_bench.play_deal(
+        number, SEED, BotLevel.RANDOM, BotLevel.RANDOM, "oyna", rule_overrides=overrides
+    )
+    assert changed.control_points == [
+        303 if points == 202 else points for points in plain.control_points
+    ]
+    journal = tmp_path / "bench.jsonl"
+    figures = bots_bench.run(
+        2,
+        BotLevel.EASY,
+        BotLevel.RANDOM,
+        SEED,
+        workers=1,
+        journal=journal,
+        rule_overrides=overrides,
+    )
+    assert figures["rule_overrides"] == overrides
+    assert json.loads(journal.read_bytes().split(b"\n", 1)[0])["rules"] == overrides
+    before = journal.read_bytes()
+    # Without the knob, the journal's deals are another run's: refused, named, left as it is.
+    command = ["bench", "bots", "--deals", "3", "--candidate", "easy", "--reference", "random"]
+    command += ["--seed", str(SEED), "--journal", str(journal), "--workers", "1"]
+    capsys.readouterr()
+    assert main(command) == 2
+    assert "rules.never_opened_points 303, not unset" in capsys.readouterr().err
+    assert journal.read_bytes() == before
+    # With it, the run resumes.
+    assert main([*command, "--rule", "never_opened_points=303", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "(oyna with never_opened_points=303)" in out
+    resumed = json.loads(out.strip().splitlines()[-1])
+    assert resumed["resumed_deals"] == 2 and resumed["deals"] == 3
+
+
+@pytest.mark.parametrize(
+    ("rule", "sentence"),
+    [
+        ("nope=1", "There is no rule called 'nope'."),
+        ("may_take_okey_back=7", "The rule 'may_take_okey_back' cannot be set to '7'."),
+    ],
+)
+def test_a_rule_the_preset_has_not_is_refused_before_anything_is_played(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], rule: str, sentence: str
+) -> None:
+    journal = tmp_path / "bench.jsonl"
+    command = ["bench", "bots", "--deals", "2", "--candidate", "easy", "--reference", "random"]
+    assert main([*command, "--rule", rule, "--journal", str(journal)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and not journal.exists()
+    assert captured.err.strip() == f"okey101: error: {sentence}"
 
 
 def test_a_journal_written_by_other_engine_code_is_refused(
@@ -318,3 +387,12 @@ def test_a_journal_being_written_is_refused_to_a_second_run(tmp_path: Path) -> N
     # The first run has ended: its lock went with it.
     figures = _run(journal, deals=3)
     assert figures["resumed_deals"] == 2
+
+
+def test_a_rule_overrides_value_is_read_as_json_or_as_the_enums_string() -> None:
+    assert rule_override("may_take_okey_back=true") == ("may_take_okey_back", True)
+    assert rule_override("never_opened_points=303") == ("never_opened_points", 303)
+    assert rule_override("left_discard=use_this_turn") == ("left_discard", "use_this_turn")
+    for text in ("may_take_okey_back", "=true"):
+        with pytest.raises(argparse.ArgumentTypeError, match="not KNOB=VALUE"):
+            rule_override(text)

@@ -26,6 +26,10 @@ A long run can be played over several sittings with a journal (``--journal PATH`
 arguments plays only the deals it lacks, its figures over all of them (``resumed_deals`` of them
 from the journal). The figures are a function of the set of deals, in whatever order they were
 played.
+
+``--rule KNOB=VALUE`` (again for more knobs) plays the preset with knobs changed: a measurement
+of what another reading of the rules does to the bots (docs/bots.md measures boombala's okey and
+pairs readings so). The figures' ``rule_overrides`` and the journal's header record them.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from okey101.bench import bots_journal
+from okey101.cli.command import rule_override
 from okey101.engine.bots.entry_points import decide
 from okey101.engine.bots.expert import DEFAULT_BUDGET, ExpertBudget
 from okey101.engine.bots.levels import BotLevel
@@ -247,13 +252,15 @@ def play_deal(
     reference: BotLevel,
     preset: str,
     budget: ExpertBudget = DEFAULT_BUDGET,
+    rule_overrides: Mapping[str, Any] | None = None,
 ) -> DealResult:
-    """Deal ``number``: the control and the four candidate seats.
+    """Deal ``number``: the control and the four candidate seats, under ``preset`` with
+    ``rule_overrides`` (knobs changed from it, as ``RuleSet.with_overrides`` takes them).
 
     A level against itself plays the control only: each candidate run would replay it (the
     bots are functions of their seeds; an expert's time budget aside).
     """
-    rules = RuleSet.preset(preset)
+    rules = RuleSet.preset(preset).with_overrides(rule_overrides or {})
     deck_seed = _mix(seed, number, 1)
     bot_seed = _mix(seed, number, 2)
     dealer = number % SEATS
@@ -324,8 +331,10 @@ def run(
     workers: int | None = None,
     budget: ExpertBudget = DEFAULT_BUDGET,
     journal: Path | None = None,
+    rule_overrides: Mapping[str, Any] | None = None,
 ) -> dict[str, object]:
-    """Play deals 0 .. ``deals`` - 1 in duplicate; the figures.
+    """Play deals 0 .. ``deals`` - 1 in duplicate; the figures. ``rule_overrides``: knobs
+    changed from the preset (a measurement of another reading; the journal records them).
 
     With ``journal``, the deals it holds are taken from it and not played again, and each deal
     played is appended to it as it finishes (``bots_journal``); ``resumed_deals`` counts the
@@ -337,7 +346,7 @@ def run(
     add: Callable[[Mapping[str, object]], None] | None = None
     with ExitStack() as stack:
         if journal is not None:
-            head = bots_journal.header(candidate, reference, preset, seed, budget)
+            head = bots_journal.header(candidate, reference, preset, seed, budget, rule_overrides)
             held, add = stack.enter_context(
                 bots_journal.opened(journal, head, DealResult.from_dict)
             )
@@ -348,7 +357,18 @@ def run(
         resumed = len(results)
         missing = [number for number in range(deals) if number not in results]
         played = stack.enter_context(
-            closing(_played(missing, seed, candidate, reference, preset, budget, workers=workers))
+            closing(
+                _played(
+                    missing,
+                    seed,
+                    candidate,
+                    reference,
+                    preset,
+                    budget,
+                    rule_overrides or {},
+                    workers=workers,
+                )
+            )
         )
         for result in played:
             results[result.number] = result
@@ -361,6 +381,7 @@ def run(
         seed,
         preset=preset,
         budget=budget,
+        rule_overrides=rule_overrides,
         resumed=resumed,
         seconds=time.perf_counter() - started,
     )
@@ -373,6 +394,7 @@ def _played(
     reference: BotLevel,
     preset: str,
     budget: ExpertBudget,
+    rule_overrides: Mapping[str, Any],
     *,
     workers: int,
 ) -> Generator[DealResult, None, None]:
@@ -380,7 +402,9 @@ def _played(
     if workers > 1 and len(numbers) > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             futures = [
-                pool.submit(play_deal, number, seed, candidate, reference, preset, budget)
+                pool.submit(
+                    play_deal, number, seed, candidate, reference, preset, budget, rule_overrides
+                )
                 for number in numbers
             ]
             try:
@@ -391,7 +415,7 @@ def _played(
                 pool.shutdown(cancel_futures=True)
     else:
         for number in numbers:
-            yield play_deal(number, seed, candidate, reference, preset, budget)
+            yield play_deal(number, seed, candidate, reference, preset, budget, rule_overrides)
 
 
 def figures_over(
@@ -402,6 +426,7 @@ def figures_over(
     *,
     preset: str,
     budget: ExpertBudget,
+    rule_overrides: Mapping[str, Any] | None = None,
     resumed: int = 0,
     seconds: float,
 ) -> dict[str, object]:
@@ -426,6 +451,7 @@ def figures_over(
         "candidate": str(candidate),
         "reference": str(reference),
         "preset": preset,
+        "rule_overrides": dict(rule_overrides or {}),
         "seed": seed,
         "deals": deals,
         "candidate_mean": round(sum(sum(r.candidate_points) for r in results) / hands, 2),
@@ -466,9 +492,17 @@ def main(
     workers: int | None = None,
     budget: ExpertBudget = DEFAULT_BUDGET,
     journal: Path | None = None,
+    rule_overrides: Mapping[str, Any] | None = None,
 ) -> int:
     """Print the figures (the last line JSON with ``as_json``); exit 1 on an illegal action, 2
-    (one line on stderr, nothing played) if ``journal`` is not a journal of these deals."""
+    (one line on stderr, nothing played) if ``journal`` is not a journal of these deals or a
+    rule override is not one of the preset's knobs and values."""
+    overrides = dict(rule_overrides or {})
+    try:
+        RuleSet.preset(preset).with_overrides(overrides)
+    except OkeyError as error:
+        print(f"okey101: error: {error.message()}", file=sys.stderr)
+        return 2
     try:
         figures = run(
             deals,
@@ -479,6 +513,7 @@ def main(
             workers=workers,
             budget=budget,
             journal=journal,
+            rule_overrides=overrides,
         )
     except bots_journal.JournalRefused as error:
         print(f"okey101: error: {error}", file=sys.stderr)  # the command line's form
@@ -487,7 +522,8 @@ def main(
     assert isinstance(ci95, list)
     low, high = ci95
     print(
-        f"{figures['candidate']} vs {figures['reference']} ({preset}), {deals} deals in "
+        f"{figures['candidate']} vs {figures['reference']} ({_rules_shown(preset, overrides)}), "
+        f"{deals} deals in "
         f"duplicate: {figures['candidate_mean']} vs {figures['reference_mean']} points per hand, "
         f"difference {figures['difference']} (95% CI {low} .. {high}; negative is better)"
     )
@@ -532,6 +568,14 @@ def _command_line(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rules", default="oyna", help="a preset: oyna, boombala, north_sultan")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: CPUs)")
+    parser.add_argument(
+        "--rule",
+        type=rule_override,
+        action="append",
+        default=[],
+        metavar="KNOB=VALUE",
+        help="a rule knob changed from the preset (again for more)",
+    )
     parser.add_argument("--journal", type=Path, default=None, help="resume from and append to")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -544,7 +588,19 @@ def _command_line(argv: Sequence[str] | None = None) -> int:
         preset=args.rules,
         workers=args.workers,
         journal=args.journal,
+        rule_overrides=dict(args.rule),
     )
+
+
+def _rules_shown(preset: str, overrides: Mapping[str, Any]) -> str:
+    """``boombala``, or ``boombala with may_take_okey_back=true`` when knobs are changed."""
+    if not overrides:
+        return preset
+    changed = ", ".join(
+        f"{knob}={value if isinstance(value, str) else json.dumps(value)}"
+        for knob, value in sorted(overrides.items())
+    )
+    return f"{preset} with {changed}"
 
 
 if __name__ == "__main__":

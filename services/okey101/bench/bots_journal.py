@@ -43,10 +43,17 @@ class JournalRefused(Exception):
 
 
 def header(
-    candidate: BotLevel, reference: BotLevel, preset: str, seed: int, budget: ExpertBudget
+    candidate: BotLevel,
+    reference: BotLevel,
+    preset: str,
+    seed: int,
+    budget: ExpertBudget,
+    rule_overrides: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
-    """The header of a journal of these deals: all that ``play_deal`` plays deal n from, but n."""
-    return {
+    """The header of a journal of these deals: all that ``play_deal`` plays deal n from, but n.
+    Knobs changed from the preset's (``--rule``) are ``rules``; a run of the preset as it
+    stands writes no ``rules``, as before the knobs could be changed."""
+    head: dict[str, object] = {
         "journal": KIND,
         "format": FORMAT,
         "candidate": str(candidate),
@@ -56,6 +63,9 @@ def header(
         "budget": dataclasses.asdict(budget),
         "engine": engine_fingerprint(),
     }
+    if rule_overrides:
+        head["rules"] = dict(sorted(rule_overrides.items()))
+    return head
 
 
 def engine_fingerprint() -> str:
@@ -180,11 +190,12 @@ def _check_header(path: Path, found: Any, wanted: dict[str, Any]) -> None:
             f"{path} is a bench bots journal of format {found.get('format')!r}, which this "
             f"version (format {wanted['format']}) does not read"
         )
-    written = _flat(found)
+    written, expected = _flat(found), _flat(wanted)
+    # Both ways: a key only the journal has (a knob it changed) is a difference too.
     differences = [
-        f"{key} {_shown(written.get(key))}, not {_shown(value)}"
-        for key, value in _flat(wanted).items()
-        if written.get(key) != value
+        f"{key} {_shown_in(written, key)}, not {_shown_in(expected, key)}"
+        for key in [*expected, *(key for key in written if key not in expected)]
+        if written.get(key) != expected.get(key)
     ]
     if differences:
         raise JournalRefused(
@@ -194,7 +205,8 @@ def _check_header(path: Path, found: Any, wanted: dict[str, Any]) -> None:
 
 
 def _flat(header: Mapping[str, Any]) -> dict[str, Any]:
-    """``budget``'s fields as ``budget.playouts`` and so on, so that a difference names one."""
+    """``budget``'s fields as ``budget.playouts`` (and ``rules``' knobs as ``rules.KNOB``), so
+    that a difference names one."""
     flat: dict[str, Any] = {}
     for key, value in header.items():
         if isinstance(value, dict):
@@ -202,6 +214,10 @@ def _flat(header: Mapping[str, Any]) -> dict[str, Any]:
         else:
             flat[key] = value
     return flat
+
+
+def _shown_in(header: Mapping[str, Any], key: str) -> str:
+    return _shown(header[key]) if key in header else "unset"
 
 
 def _shown(value: object) -> str:

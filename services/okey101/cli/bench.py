@@ -9,7 +9,7 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from okey101.cli.command import CommandError, Commands, Handler, positive_int
+from okey101.cli.command import CommandError, Commands, Handler, positive_int, rule_override
 
 
 def _add_played_bench(
@@ -102,6 +102,15 @@ def _add_bench_bots(targets: Commands) -> None:
         help="expert: seconds per decision (default: the bot service's; 0: no time bound)",
     )
     parser.add_argument(
+        "--rule",
+        type=rule_override,
+        action="append",
+        default=[],
+        metavar="KNOB=VALUE",
+        help="play the preset with this rule knob changed (docs/rules.md; again for more), "
+        "e.g. --rule may_take_okey_back=true: what another reading does to the bots",
+    )
+    parser.add_argument(
         "--journal",
         type=Path,
         metavar="PATH",
@@ -132,6 +141,7 @@ def _bench_bots(args: argparse.Namespace) -> int:
         workers=args.workers,
         budget=budget,
         journal=args.journal,
+        rule_overrides=dict(args.rule),
     )
 
 

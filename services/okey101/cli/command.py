@@ -9,6 +9,7 @@ returns the exit status. A handler imports what it runs inside itself, so that `
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable
 from typing import Final, TypeAlias
 
@@ -22,6 +23,20 @@ Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 class CommandError(Exception):
     """Bad input found by the command line itself: reported as one line, exit status 2."""
+
+
+def rule_override(text: str) -> tuple[str, object]:
+    """An argparse type: ``KNOB=VALUE``, one rule knob (docs/rules.md) and its value, read as
+    JSON where it is one (``true``, ``false``, a number) and as the enum's string otherwise.
+    Whether the knob and value exist is the rule set's to say (``RuleSet.with_overrides``)."""
+    knob, equals, raw = text.partition("=")
+    if not equals or not knob:
+        raise argparse.ArgumentTypeError(f"not KNOB=VALUE: {text!r}")
+    try:
+        value: object = json.loads(raw)
+    except ValueError:
+        value = raw
+    return knob, value
 
 
 def positive_int(text: str) -> int:
