@@ -494,7 +494,7 @@ TEMPLATES: Final[dict[tuple[str, str], Template]] = {
     ("rules", "ApplyAction"): _apply,
     ("rules", "ViewHand"): lambda w: (
         rules_pb2.ViewHandRequest(state=_dealt(w).state, seat=2),
-        "seated",
+        "service",  # an engine state call: a service's token only
     ),
     ("rules", "ViewHints"): lambda w: (
         rules_pb2.ViewHintsRequest(view=_seat_view(w)),

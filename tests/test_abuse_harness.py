@@ -52,8 +52,9 @@ from test_table_service import one_hand_rules
 
 from okey101.bot import service as bot_service
 from okey101.lobby import ACCESS as LOBBY_ACCESS
-from okey101.lobby import Lobby, Options, start_lobby
+from okey101.lobby import Limits, Lobby, Options, start_lobby
 from okey101.lobby import models as lobby_models
+from okey101.lobby.limits import RateLimit
 from okey101.platform.auth import Access, AccessPolicy
 from okey101.rules import service as rules_service
 from okey101.scoring import ACCESS as SCORING_ACCESS
@@ -738,8 +739,14 @@ def open_world(var_dir: Path) -> Iterator[World]:
                     table_address=stack.table.target,
                     scoring_address=stack.scoring.target,
                 )
+                # Every player of the world calls from 127.0.0.1: the limits per client
+                # address would hold them all to one address's share.
+                per_address = RateLimit(100_000, 60.0)
+                limits = Limits(
+                    new_guest_per_address=per_address, host_table_per_address=per_address
+                )
                 async with start_lobby(
-                    settings, options=Options(quick_match_wait_seconds=3600.0)
+                    settings, options=Options(quick_match_wait_seconds=3600.0, limits=limits)
                 ) as lobby:
                     channels = {
                         name: grpc.insecure_channel(

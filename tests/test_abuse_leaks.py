@@ -40,7 +40,8 @@ from test_lobby_service import lobby_settings
 from test_table_leaks import LIVE_END, HandReplay, hidden_from, tiles_named
 
 from okey101.engine.bots.entry_points import fallback_decision
-from okey101.lobby import Options, start_lobby
+from okey101.lobby import Limits, Options, start_lobby
+from okey101.lobby.limits import RateLimit
 from okey101.platform import convert, logs
 
 ACTIVE = (common_pb2.PHASE_FIRST, common_pb2.PHASE_DRAW, common_pb2.PHASE_PLAY)
@@ -210,7 +211,11 @@ async def lobby_and_peers(var_dir: Path) -> AsyncIterator[tuple[Any, Any, Any]]:
         settings = lobby_settings(
             var_dir, table_address=stack.table.target, scoring_address=stack.scoring.target
         )
-        async with start_lobby(settings, options=Options(access_token_seconds=3600)) as lobby:
+        # Every player here calls from 127.0.0.1: out of the limits per client address' way.
+        per_address = RateLimit(100_000, 60.0)
+        limits = Limits(new_guest_per_address=per_address, host_table_per_address=per_address)
+        options = Options(access_token_seconds=3600, limits=limits)
+        async with start_lobby(settings, options=options) as lobby:
             channel = grpc.aio.insecure_channel(lobby.target)
             tables = grpc.aio.insecure_channel(stack.table.target)
             try:

@@ -44,8 +44,9 @@ from okey101.platform.server import ServerHandle
 from okey101.rules import ACCESS, register
 
 KEY = SigningKey.generate()
-PLAYER_TOKEN = TokenIssuer(KEY).issue("player-ui", "player", ttl_seconds=3600)
-AUTH = (("authorization", f"Bearer {PLAYER_TOKEN}"),)
+# The table's part (ApplyAction, ViewHand: the engine's state calls) takes a service's token.
+SERVICE_TOKEN = TokenIssuer(KEY).issue("table-ui", "service", ttl_seconds=3600)
+AUTH = (("authorization", f"Bearer {SERVICE_TOKEN}"),)
 SIZE = (110, 36)
 
 

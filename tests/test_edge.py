@@ -511,3 +511,73 @@ def test_a_drain_ends_open_streams_with_unavailable_and_exits_0(
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+@pytest.mark.parametrize(
+    ("fields", "path", "value"),
+    [
+        (
+            {"visibility": "TABLE_VISIBILITY_PRIVATE_TYPO"},
+            "visibility",
+            "TABLE_VISIBILITY_PRIVATE_TYPO",
+        ),
+        ({"rules": {"preset": "RULE_PRESET_EVIL"}}, "rules.preset", "RULE_PRESET_EVIL"),
+        ({"bots": [{"seat": 1, "level": "BOT_LEVEL_GOD"}]}, "bots.level", "BOT_LEVEL_GOD"),
+        ({"visibility": 9}, "visibility", "9"),
+    ],
+)
+def test_an_unknown_enum_name_is_refused_not_read_as_the_default(
+    edge: tuple[LocalStack, int], fields: dict[str, Any], path: str, value: str
+) -> None:
+    """HostTable through the edge with an enum value its enum lacks: INVALID_ARGUMENT BAD_FIELD
+    naming the field, not a public table or the oyna preset."""
+    _stack, port = edge
+    login = _login(port)
+    request = {"requestId": str(uuid.uuid4()), "name": "typo", "hostSeat": 0, **fields}
+    status, answer = _json(
+        port, "/okey.v1.LobbyService/HostTable", request, Authorization=_bearer(login)
+    )
+    assert status == 400, answer
+    assert answer["code"] == "invalid_argument"
+    raw = {detail["type"]: detail["value"] for detail in answer["details"]}["google.rpc.ErrorInfo"]
+    info = error_details_pb2.ErrorInfo.FromString(base64.b64decode(raw + "=" * (-len(raw) % 4)))
+    assert info.reason == "BAD_FIELD"
+    assert dict(info.metadata) == {"field": path, "value": value}
+
+
+def test_an_unknown_enum_number_is_refused_alike_over_grpc_and_the_edge(
+    edge: tuple[LocalStack, int],
+) -> None:
+    """The same number, binary over the edge and over gRPC to the lobby: the same refusal."""
+    import grpc
+    from google.rpc import status_pb2
+    from okey.v1 import lobby_pb2_grpc
+
+    stack, port = edge
+    login = _login(port)
+    request = lobby_pb2.HostTableRequest(request_id=str(uuid.uuid4()), name="typo", host_seat=0)
+    request.visibility = 7  # type: ignore[assignment]  # an open enum: any number goes on the wire
+    status, _headers, body = _post(
+        port,
+        "/okey.v1.LobbyService/HostTable",
+        request.SerializeToString(),
+        "application/proto",
+        Authorization=_bearer(login),
+    )
+    assert status == 400
+    raw = json.loads(body)["details"][0]["value"]
+    over_edge = error_details_pb2.ErrorInfo.FromString(
+        base64.b64decode(raw + "=" * (-len(raw) % 4))
+    )
+    with grpc.insecure_channel(stack.address("lobby")) as channel:
+        stub = lobby_pb2_grpc.LobbyServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as raised:
+            stub.HostTable(request, metadata=(("authorization", _bearer(login)),), timeout=10)
+    error: Any = raised.value
+    assert error.code() is grpc.StatusCode.INVALID_ARGUMENT
+    (trailer,) = [v for k, v in error.trailing_metadata() if k == "grpc-status-details-bin"]
+    over_grpc = error_details_pb2.ErrorInfo()
+    assert status_pb2.Status.FromString(trailer).details[0].Unpack(over_grpc)
+    assert over_edge.reason == over_grpc.reason == "BAD_FIELD"
+    assert over_edge.metadata["field"] == over_grpc.metadata["field"] == "visibility"
+    assert over_edge.metadata["value"] == over_grpc.metadata["value"] == "7"

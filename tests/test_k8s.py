@@ -41,6 +41,7 @@ import pytest
 import yaml
 
 from okey101.cli import build_parser
+from okey101.platform.addresses import TRUSTED_PROXIES_ENV, TrustedProxies
 from okey101.platform.auth import TokenIssuer, load_signing_key, verifier_for
 from okey101.platform.config import SERVICE_PORTS, SETTINGS, load_settings
 from okey101.platform.database import database_url
@@ -67,8 +68,8 @@ CALLS |= {("table", "scoring"), ("table", "lobby")}  # the lobby's revoked login
 DATABASE_SERVICES = {"lobby", "table", "scoring"}
 SIGNING_SERVICES = {"lobby", "table"}
 PUBLIC_SERVICES = {"lobby", "table", "rules", "scoring"}
-#: RulesService calls that take a player's token but are the engine's state calls (a whole hand
-#: state in and out), the table's and no frontend's: not routed by the ingress.
+#: RulesService's engine state calls (a whole hand state in and out): a service's token only,
+#: no frontend's, not routed by the ingress.
 ENGINE_STATE_CALLS = {"DealHand", "ApplyAction", "ViewHand", "ScoreHand"}
 #: Each proto service's Kubernetes Service (the ingress' backend).
 BACKENDS = {
@@ -520,12 +521,20 @@ def test_each_service_reads_the_settings_the_design_wants(
     }
     # The table's own knobs (TableOptions: OKEY_TABLE_BOT_MOVE_SECONDS, ...).
     known |= {f"OKEY_TABLE_{knob.name.upper()}" for knob in dataclasses.fields(TableOptions)}
+    # Read by every service on its own (platform/addresses.py).
+    known |= {TRUSTED_PROXIES_ENV}
     for service, (deployment, container) in _serving(objects).items():
         env = _environment(objects, container)
         unknown = {name for name in env if name.startswith("OKEY_")} - known
         assert not unknown, f"{service}: no such setting {unknown}"
         settings = load_settings(service, environ=env)
         assert not settings.local_mode
+        # Behind the ingress the peer is the controller: its X-Forwarded-For is believed (the
+        # limits per client address count clients), a client's own public address is not.
+        trusted = TrustedProxies.from_env(env)
+        assert trusted.trusts(ipaddress.ip_address("10.12.0.7")), service
+        assert trusted.client_address("ipv4:10.12.0.7:5000", ["203.0.113.9"]) == "203.0.113.9"
+        assert not trusted.trusts(ipaddress.ip_address("203.0.113.9")), service
         assert (settings.port, settings.metrics_port) == SERVICE_PORTS[service]
         assert settings.log_format == "json"
         assert settings.host in ("0.0.0.0", "[::]")
@@ -784,6 +793,30 @@ def test_the_ingress_routes_the_frontends_calls_over_tls_and_no_internal_one(
                 s for s in _of(objects, "Secret") if s["metadata"]["name"] == tls["secretName"]
             ]
             assert secret and secret[0]["type"] == "kubernetes.io/tls"
+
+
+#: What each Ingress holds one client address to (nginx counts by $binary_remote_addr), before
+#: any pod is reached: requests a second, and calls open at once (HTTP/2 streams count).
+INGRESS_LIMITS = {
+    "nginx.ingress.kubernetes.io/limit-rps": (5, 200),
+    "nginx.ingress.kubernetes.io/limit-connections": (5, 200),
+}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_ingress_limits_each_client_address(
+    rendered: dict[str, list[dict[str, Any]]], overlay: str
+) -> None:
+    ingresses = _of(rendered[overlay], "Ingress")
+    assert {i["metadata"]["name"] for i in ingresses} >= {"okey101", "okey101-web"}
+    for ingress in ingresses:
+        annotations = ingress["metadata"]["annotations"]
+        for key, (low, high) in INGRESS_LIMITS.items():
+            assert key in annotations, (ingress["metadata"]["name"], key)
+            # A whole number within what a household of players needs and a flood does not.
+            assert low <= int(annotations[key]) <= high, (ingress["metadata"]["name"], key)
+        burst = int(annotations.get("nginx.ingress.kubernetes.io/limit-burst-multiplier", "5"))
+        assert 1 <= burst <= 10, ingress["metadata"]["name"]
 
 
 def test_the_route_check_sees_an_internal_call_routed() -> None:

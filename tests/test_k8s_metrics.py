@@ -449,3 +449,53 @@ def test_every_alert_has_a_runbook_section() -> None:
         path, _, anchor = url.partition("#")
         assert path == "docs/deployment.md" and anchor in anchors, f"{rule['alert']}: {url}"
         assert anchor == rule["alert"].lower()
+
+
+# --------------------------------------------------------------------------------------------
+# What counts as a server error
+
+#: The statuses that are faults of ours: a bug (INTERNAL, UNKNOWN), lost data, a peer or the
+#: database down (UNAVAILABLE). Not RESOURCE_EXHAUSTED (a rate limit's designed answer, which one
+#: player's flood of moves makes at will), DEADLINE_EXCEEDED (the client's own deadline) or
+#: UNIMPLEMENTED (a call to a method the server does not have).
+SERVER_FAULTS = {"INTERNAL", "UNKNOWN", "DATA_LOSS", "UNAVAILABLE"}
+_OPS = {
+    "Equal": lambda value, code: code == value,
+    "NotEqual": lambda value, code: code != value,
+    # Prometheus anchors its regular expressions at both ends.
+    "Re": lambda value, code: re.fullmatch(value, code) is not None,
+    "NotRe": lambda value, code: re.fullmatch(value, code) is None,
+}
+
+
+def counted_codes(query: Query) -> set[str]:
+    """The gRPC codes a query's grpc_server_handled_total selectors with a grpc_code matcher
+    count, each code tried against the matchers as Prometheus applies them."""
+    counted: set[str] = set()
+    for name, matchers in uses(query).selectors:
+        by_code = [(op, value) for label, op, value in matchers if label == "grpc_code"]
+        if name != "grpc_server_handled_total" or not by_code:
+            continue
+        counted |= {
+            code.name
+            for code in grpc.StatusCode
+            if all(_OPS[op](value, code.name) for op, value in by_code)
+        }
+    return counted
+
+
+def test_the_error_rate_alert_and_its_panel_count_only_server_faults() -> None:
+    (rule,) = [r for r in alert_rules() if r["alert"] == "Okey101HighErrorRate"]
+    assert counted_codes(Query("alert", rule["expr"])) == SERVER_FAULTS
+    dashboard = json.loads(DASHBOARD.read_text())
+    (panel,) = [
+        p
+        for p in _panels(dashboard["panels"])
+        if "Okey101HighErrorRate" in p.get("description", "")
+    ]
+    for target in panel["targets"]:
+        assert counted_codes(Query(panel["title"], target["expr"])) == SERVER_FAULTS
+    # The evaluator is not blind: the old selector counted a rate limit's refusals.
+    old = 'grpc_server_handled_total{grpc_code=~"UNKNOWN|INTERNAL|RESOURCE_EXHAUSTED"}'
+    assert "RESOURCE_EXHAUSTED" in counted_codes(Query("old", old))
+    assert "OK" not in counted_codes(Query("errors", 'grpc_server_handled_total{grpc_code!="OK"}'))

@@ -673,6 +673,9 @@ async def lobby_process(
         "OKEY_LOBBY_SCORING_ADDRESS": peers.scoring.target,
         "OKEY_LOBBY_METRICS_PORT": "0",
         "OKEY_LOBBY_JWKS_PORT": "0",
+        # Every player of these tests calls from 127.0.0.1 (64 guests in a tournament).
+        "OKEY_NEW_GUEST_LIMIT_PER_ADDRESS_PER_MINUTE": "100000",
+        "OKEY_HOST_TABLE_LIMIT_PER_ADDRESS_PER_MINUTE": "100000",
         **env,
     }
     process = subprocess.Popen(

@@ -126,12 +126,17 @@ def temporary_databases(
 def stack_environment(databases: Mapping[str, str] | None = None, **table: str) -> dict[str, str]:
     """The settings of a stack that plays as fast as its clients: the table's bots move at
     once and the next hand is dealt at once (``table`` overrides ``OKEY_TABLE_<NAME>``), a
-    quick-match ticket waits a minute for three more players before bots fill the seats, and
+    quick-match ticket waits a minute for three more players before bots fill the seats, the
+    lobby's limits per client address are out of the way (every player is 127.0.0.1), and
     each stateful service uses its database in ``databases`` (else SQLite under the var dir)."""
     env = {
         "OKEY_TABLE_BOT_MOVE_SECONDS": "0",
         "OKEY_TABLE_NEXT_HAND_SECONDS": "0",
         "OKEY_QUICK_MATCH_WAIT_SECONDS": "60",
+        # Every simulated player connects from 127.0.0.1: the limits per client address
+        # would hold the whole load to ten new guests a minute.
+        "OKEY_NEW_GUEST_LIMIT_PER_ADDRESS_PER_MINUTE": "1000000",
+        "OKEY_HOST_TABLE_LIMIT_PER_ADDRESS_PER_MINUTE": "1000000",
         # A process killed on purpose must not keep its port for the one started in its place.
         "OKEY_GRACE_SECONDS": "5",
     }

@@ -59,6 +59,7 @@ from okey101.client.resume import Reconnecting
 from okey101.client.reveal import reveal_lines
 from okey101.client.screens import ConfirmScreen, PickMeldScreen, ScoreSheetScreen
 from okey101.client.session import PRESET_NAMES, QuickMatchCancelled
+from okey101.client.shown import shown
 from okey101.client.widgets import RackView, SeatBox
 from okey101.client.worth import opening_line, verdict_line
 from okey101.engine.actions import End
@@ -352,8 +353,8 @@ class OkeyApp(App[int]):
 
     def fail(self, reason: str) -> None:
         """Leave with exit status 1, saying why (printed once the screen is gone)."""
-        self.failure = reason
-        self.exit(return_code=1, message=reason)
+        self.failure = shown(reason)
+        self.exit(return_code=1, message=Text(self.failure))
 
     def _progress(self, text: str) -> None:
         self.title_bar.update(Text(f"{self.strings('title')} · {text}"))
@@ -499,8 +500,8 @@ class OkeyApp(App[int]):
         self.selection_line.update(self.selection_text)
 
     def set_message(self, text: str) -> None:
-        self.message = text
-        self.message_line.update(Text(text))
+        self.message = shown(text)
+        self.message_line.update(Text(self.message))
 
     # The selection's worth, from RulesService ------------------------------------------------
 
@@ -536,7 +537,7 @@ class OkeyApp(App[int]):
                 verdicts = list(opening.verdicts)
                 total_line = opening_line(opening, s)
         except grpc.aio.AioRpcError as error:
-            self.selection_text = Text(Rejection.of(error).message, style="red")
+            self.selection_text = Text(shown(Rejection.of(error).message), style="red")
             self._render_selection()
             return
         out = Text()

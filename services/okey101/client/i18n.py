@@ -12,6 +12,7 @@ import string
 from collections.abc import Mapping
 from typing import Final, Literal
 
+from okey101.client.shown import shown
 from okey101.engine.messages import sentence_case
 
 Language = Literal["en", "tr"]
@@ -366,6 +367,11 @@ class Strings:
 
     def __call__(self, key: str, /, **params: object) -> str:
         template = CATALOGUE[key][self.language]
+        # The values are often the server's (names, its sentences, ids): drawn safe here.
+        params = {
+            name: shown(value) if isinstance(value, str) else value
+            for name, value in params.items()
+        }
         text = template.format_map(_Lenient(params))
         if template.startswith("{tile}") and template.rstrip().endswith((".", "?", "!")):
             return sentence_case(text, self.language)  # "Kırmızı 7 attın."

@@ -19,6 +19,7 @@ from okey.v1 import common_pb2, scoring_pb2
 
 from okey101.client.i18n import CATALOGUE, Strings
 from okey101.client.render import meld_plain, tiles_plain
+from okey101.client.shown import shown
 
 _PENALTY_KEYS = {
     common_pb2.PENALTY_REASON_OKEY_DISCARDED: "reason_okey",
@@ -119,7 +120,7 @@ class TableModel:
         name, else "Seat N"."""
         if self.seat is not None and seat == self.seat:
             return self.strings("you")
-        return self.names.get(seat) or self.strings("seat_label", seat=seat)
+        return shown(self.names.get(seat, "")) or self.strings("seat_label", seat=seat)
 
     def seconds_left(self, now: datetime) -> int | None:
         if self.deadline is None:

@@ -21,6 +21,7 @@ from textual.widgets.option_list import Option
 
 from okey101.client.i18n import Strings
 from okey101.client.model import SheetRow
+from okey101.client.shown import shown
 
 T = TypeVar("T")
 
@@ -73,7 +74,7 @@ class ConfirmScreen(GameKeys, ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self.question, id="question")
+            yield Static(Text(self.question), id="question")
             yield Static(f"{self.yes}    {self.no}", id="answers")
 
     def action_answer(self, answer: bool) -> None:
@@ -109,7 +110,7 @@ class PickMeldScreen(GameKeys, ModalScreen[T | None], Generic[T]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self.prompt)
+            yield Static(Text(self.prompt))
             yield OptionList(
                 *(Option(label, id=str(i)) for i, (_, label) in enumerate(self.choices))
             )
@@ -168,11 +169,12 @@ class ScoreSheetScreen(GameKeys, ModalScreen[None]):
             yield Static(Text(self.title_text, style="bold"))
             for line in self.reveal:
                 yield Static(line, classes="reveal")
-            table: DataTable[str] = DataTable(show_cursor=False, zebra_stripes=True)
+            table: DataTable[str | Text] = DataTable(show_cursor=False, zebra_stripes=True)
             table.can_focus = False  # Enter closes the sheet rather than selecting a cell
             table.add_column(s("sheet_hand"))
             for name in self.names:
-                table.add_column(name)
+                # Text, not a string: DataTable reads a string as markup ("[/]" would crash).
+                table.add_column(Text(shown(name)))
             table.add_column("")
             for row in self.rows:
                 cells = [
@@ -181,13 +183,13 @@ class ScoreSheetScreen(GameKeys, ModalScreen[None]):
                         zip(row.points, row.totals or row.points, strict=False)
                     )
                 ]
-                table.add_row(str(row.hand_number), *cells, row.note)
+                table.add_row(str(row.hand_number), *cells, Text(shown(row.note)))
             if self.rows:
                 last = self.rows[-1].totals
                 table.add_row(s("sheet_total"), *(str(total) for total in last), "")
             yield table
             for note in self.notes:
-                yield Static(note)
+                yield Static(Text(shown(note)))
             yield Static(Text(s("sheet_continue"), style="dim"))
 
     def action_close(self) -> None:

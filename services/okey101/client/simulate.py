@@ -32,6 +32,7 @@ from okey101.client.i18n import Strings
 from okey101.client.model import sheet_rows
 from okey101.client.resume import Reconnecting
 from okey101.client.session import Endpoints, GuestStore, Player, TableSession
+from okey101.client.shown import shown
 from okey101.engine.bots.entry_points import decide
 from okey101.engine.bots.levels import BotLevel
 from okey101.platform import convert
@@ -179,9 +180,11 @@ def format_sheet(outcome: MatchOutcome, strings: Strings) -> str:
     """The score sheet as text: a row per hand (points and running totals), the totals and the
     winner. From ScoringService's sheet; from the table's match result if scoring had none."""
     result = outcome.result
-    names = [seat.display_name or strings("seat_label", seat=seat.seat) for seat in result.seats]
+    names = [
+        shown(seat.display_name) or strings("seat_label", seat=seat.seat) for seat in result.seats
+    ]
     if outcome.sheet is not None and outcome.sheet.seats:
-        names = [seat.display_name or names[seat.seat] for seat in outcome.sheet.seats]
+        names = [shown(seat.display_name) or names[seat.seat] for seat in outcome.sheet.seats]
     width = max(12, *(len(name) + 2 for name in names))
     header = strings("sheet_hand").ljust(6) + "".join(name.rjust(width) for name in names)
     lines = [header]

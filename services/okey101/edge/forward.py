@@ -44,7 +44,8 @@ from okey101.platform.errors import (
 )
 from okey101.platform.logs import ids_of
 
-#: Request headers passed on to the service as gRPC metadata.
+#: Request headers passed on to the service as gRPC metadata. ``x-forwarded-for`` is the
+#: edge's own: ``app.EdgeApp`` replaces whatever the client sent with the client's address.
 FORWARDED_HEADERS: Final = (
     "authorization",
     "accept-language",
@@ -52,6 +53,7 @@ FORWARDED_HEADERS: Final = (
     "tracestate",
     "x-request-id",
     "x-okey-table-id",
+    "x-forwarded-for",
 )
 
 #: The proto modules holding each service's descriptor.

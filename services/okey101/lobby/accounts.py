@@ -45,7 +45,11 @@ TOKENS_KEPT_AFTER_EXPIRY_US: Final = 24 * 3600 * US
 
 def _player_row(row: Any) -> PlayerRow:
     data = row_mapping(row)
-    return PlayerRow(**{name: data[name] for name in PlayerRow.__dataclass_fields__})
+    player = PlayerRow(**{name: data[name] for name in PlayerRow.__dataclass_fields__})
+    # Names stored before issue #32 were checked without their ends but kept with them (a
+    # trailing newline, say), which the table now refuses; without them they pass its check.
+    name = player.display_name.strip()
+    return player if name == player.display_name else dataclasses.replace(player, display_name=name)
 
 
 class Accounts:
@@ -96,6 +100,13 @@ class Accounts:
         async with self.database.read() as session:
             row = (
                 await session.execute(select(players).where(players.c.player_id == player_id))
+            ).one_or_none()
+        return None if row is None else _player_row(row)
+
+    async def player_by_device(self, device_id: str) -> PlayerRow | None:
+        async with self.database.read() as session:
+            row = (
+                await session.execute(select(players).where(players.c.device_id == device_id))
             ).one_or_none()
         return None if row is None else _player_row(row)
 

@@ -36,10 +36,6 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "The request needs {field}.",
         "tr": "İstekte {field} alanı olmalı.",
     },
-    "BAD_LENGTH": {
-        "en": "The field {field} must be {minimum} to {maximum} characters long.",
-        "tr": "{field} alanı {minimum} ile {maximum} karakter arasında olmalı.",
-    },
     "BAD_USERNAME": {
         "en": "A username is 3 to 32 characters of a-z, 0-9, '_', '.' and '-'.",
         "tr": "Kullanıcı adı a-z, 0-9, '_', '.' ve '-' karakterlerinden 3 ile 32 tane olmalı.",

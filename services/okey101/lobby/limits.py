@@ -11,6 +11,7 @@ of up to twice the limit can straddle a window's end, which these limits tolerat
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -38,11 +39,37 @@ class RateLimit:
 @dataclass(frozen=True)
 class Limits:
     """Rate limits per subject, shared by every lobby pod (the database counts); ``serve``
-    takes them from the settings (``OKEY_*_LIMIT_PER_MINUTE``)."""
+    takes them from the settings (``OKEY_*_LIMIT_PER_MINUTE``, ``OKEY_*_PER_ADDRESS_*``).
+
+    The limits per device and per player alone let one client mint guests with fresh device
+    ids, each with budgets of its own; the limits per client address (``address_subject``)
+    bound what one address can make: new guests, and tables hosted by all its players."""
 
     login: RateLimit = field(default_factory=lambda: RateLimit(10, 60.0))
     host_table: RateLimit = field(default_factory=lambda: RateLimit(10, 60.0))
     quick_match: RateLimit = field(default_factory=lambda: RateLimit(20, 60.0))
+    new_guest_per_address: RateLimit = field(default_factory=lambda: RateLimit(10, 60.0))
+    host_table_per_address: RateLimit = field(default_factory=lambda: RateLimit(30, 60.0))
+
+
+#: How much of an IPv6 address is one client: a /64 is what one home or phone is given, and
+#: it holds more addresses than any limit could count one by one.
+IPV6_CLIENT_PREFIX: Final = 64
+
+
+def address_subject(address: str) -> str:
+    """The subject a client address is counted as: ``address:1.2.3.4``, or its /64 for IPv6
+    (``address:2001:db8:1:2::/64``); any other text (``unknown``) as it is."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return f"address:{address}"
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:  # ::ffff:1.2.3.4 is the IPv4 client 1.2.3.4
+            return f"address:{parsed.ipv4_mapped}"
+        network = ipaddress.ip_network(f"{parsed}/{IPV6_CLIENT_PREFIX}", strict=False)
+        return f"address:{network}"
+    return f"address:{parsed}"
 
 
 def _counted(action: str, subject: str, request_id: str) -> CallKey:
@@ -100,4 +127,4 @@ class RateCounter:
         )
 
 
-__all__ = ["Limits", "RateCounter", "RateLimit"]
+__all__ = ["IPV6_CLIENT_PREFIX", "Limits", "RateCounter", "RateLimit", "address_subject"]

@@ -179,6 +179,10 @@ async def open_lobby(
             login=RateLimit(settings.login_limit_per_minute, 60.0),
             host_table=RateLimit(settings.host_table_limit_per_minute, 60.0),
             quick_match=RateLimit(settings.quick_match_limit_per_minute, 60.0),
+            new_guest_per_address=RateLimit(settings.new_guest_limit_per_address_per_minute, 60.0),
+            host_table_per_address=RateLimit(
+                settings.host_table_limit_per_address_per_minute, 60.0
+            ),
         ),
     )
     published = published_jwks(signing_key, settings)

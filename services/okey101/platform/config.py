@@ -81,6 +81,10 @@ class Settings:
     login_limit_per_minute: int = 10
     host_table_limit_per_minute: int = 10
     quick_match_limit_per_minute: int = 20
+    # ... and per client address (docs/operations.md, Limits per client address): guests
+    # created, and HostTable calls of all the address's players.
+    new_guest_limit_per_address_per_minute: int = 10
+    host_table_limit_per_address_per_minute: int = 30
     # The bot service's: an expert decision's budget (seconds, and rollouts at most).
     expert_seconds: float = 0.8
     expert_playouts: int = 96
@@ -88,6 +92,13 @@ class Settings:
     # web client's built files it serves at / (when the directory exists).
     cors_origins: tuple[str, ...] = ()
     web_dir: Path = Path("web/dist")
+    # The edge's HTTP bounds (docs/operations.md, Hardening): the time a client may take to
+    # send a request's headers and its body, an idle keep-alive connection's life, and how
+    # many connections it holds at once.
+    http_header_timeout_seconds: float = 10.0
+    http_body_timeout_seconds: float = 30.0
+    http_keep_alive_seconds: float = 75.0
+    http_max_connections: int = 4096
 
     def replace(self, **changes: object) -> Settings:
         """A copy with some settings changed (tests use port 0 and short drains)."""
@@ -157,6 +168,16 @@ SETTINGS: tuple[_Spec, ...] = (
         "--quick-match-limit-per-minute",
         "lobby: JoinQuickMatch calls a minute per player (default 20)",
     ),
+    _Spec(
+        "new_guest_limit_per_address_per_minute",
+        "--new-guest-limit-per-address-per-minute",
+        "lobby: guests a client address may create a minute (default 10)",
+    ),
+    _Spec(
+        "host_table_limit_per_address_per_minute",
+        "--host-table-limit-per-address-per-minute",
+        "lobby: HostTable calls a minute per client address, all its players (default 30)",
+    ),
     _Spec("expert_seconds", "--expert-seconds", "bot: seconds an expert decision may take"),
     _Spec("expert_playouts", "--expert-playouts", "bot: rollouts an expert decision may play"),
     _Spec(
@@ -165,6 +186,26 @@ SETTINGS: tuple[_Spec, ...] = (
         "edge: comma-separated origins browsers may call from (local mode adds localhost)",
     ),
     _Spec("web_dir", "--web-dir", "edge: the web client's built files, served at / (web/dist)"),
+    _Spec(
+        "http_header_timeout_seconds",
+        "--http-header-timeout-seconds",
+        "edge: time a client may take to send a request's headers (default 10)",
+    ),
+    _Spec(
+        "http_body_timeout_seconds",
+        "--http-body-timeout-seconds",
+        "edge: time a client may take to send a request's body (default 30)",
+    ),
+    _Spec(
+        "http_keep_alive_seconds",
+        "--http-keep-alive-seconds",
+        "edge: how long an idle keep-alive connection stays open (default 75)",
+    ),
+    _Spec(
+        "http_max_connections",
+        "--http-max-connections",
+        "edge: connections held at once; one more is answered 503 (default 4096)",
+    ),
 )
 
 #: The services one service may call, by name: the ``<name>_address`` settings.
@@ -252,12 +293,28 @@ def load_settings(
         login_limit_per_minute=_count("login_limit_per_minute", raw, 10),
         host_table_limit_per_minute=_count("host_table_limit_per_minute", raw, 10),
         quick_match_limit_per_minute=_count("quick_match_limit_per_minute", raw, 20),
+        new_guest_limit_per_address_per_minute=_count(
+            "new_guest_limit_per_address_per_minute", raw, 10
+        ),
+        host_table_limit_per_address_per_minute=_count(
+            "host_table_limit_per_address_per_minute", raw, 30
+        ),
         expert_seconds=_positive("expert_seconds", raw("expert_seconds"), 0.8),
         expert_playouts=_count("expert_playouts", raw, 96),
         cors_origins=tuple(
             origin.strip() for origin in (raw("cors_origins") or "").split(",") if origin.strip()
         ),
         web_dir=Path(raw("web_dir") or "web/dist"),
+        http_header_timeout_seconds=_positive(
+            "http_header_timeout_seconds", raw("http_header_timeout_seconds"), 10.0
+        ),
+        http_body_timeout_seconds=_positive(
+            "http_body_timeout_seconds", raw("http_body_timeout_seconds"), 30.0
+        ),
+        http_keep_alive_seconds=_positive(
+            "http_keep_alive_seconds", raw("http_keep_alive_seconds"), 75.0
+        ),
+        http_max_connections=_count("http_max_connections", raw, 4096),
     )
     if settings.jwks_url and settings.jwks_file:
         raise ConfigError("set jwks_url or jwks_file, not both")
@@ -339,6 +396,10 @@ def settings_for_tests(service: str = "test", **changes: object) -> Settings:
         drain_seconds=0.0,
         grace_seconds=2.0,
         revocation_poll_seconds=0.0,
+        # Every in-process test calls from 127.0.0.1: one address for all its guests and
+        # hosts. A test of these limits sets them (tests/test_lobby_address_limits.py).
+        new_guest_limit_per_address_per_minute=100_000,
+        host_table_limit_per_address_per_minute=100_000,
     )
     return base.replace(**changes)
 

@@ -83,6 +83,17 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "Seat {seat} is not yours.",
         "tr": "{seat} numaralı koltuk senin değil.",
     },
+    # Malformed input the platform checks itself (``platform.names``; the lobby's too).
+    "BAD_LENGTH": {
+        "en": "The field {field} must be {minimum} to {maximum} characters long.",
+        "tr": "{field} alanı {minimum} ile {maximum} karakter arasında olmalı.",
+    },
+    "BAD_DISPLAY_NAME": {
+        "en": "The field {field} is shown to other players and may not hold control, "
+        "formatting or special space characters ({character} at position {position}).",
+        "tr": "{field} alanı diğer oyunculara gösterilir; kontrol, biçimlendirme ya da özel "
+        "boşluk karakteri içeremez ({position}. konumda {character}).",
+    },
     # Lookups.
     "TABLE_NOT_FOUND": {
         "en": "There is no table {table_id}.",

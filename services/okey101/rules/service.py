@@ -50,18 +50,22 @@ SERVICE_NAME: Final = rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full
 MAX_GROUPS: Final = 64
 
 _PLAYER_OR_SERVICE: Final[tuple[Access, ...]] = ("player", "service")
-#: Every RPC's "Auth:" line in rules.proto: all of them take a player or a service token.
+_SERVICE: Final[tuple[Access, ...]] = ("service",)
+#: Every RPC's "Auth:" line in rules.proto. The hints and validation take a player's token. The
+#: engine's state calls take only a service's: a whole hand state in and out is no frontend's
+#: (the ingress does not route them, no client calls them, the table plays with the engine in
+#: its own process), and with a player's token they were engine time anyone could spend.
 METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
     "ResolveRuleSet": _PLAYER_OR_SERVICE,
     "ValidateMelds": _PLAYER_OR_SERVICE,
     "ValidateOpening": _PLAYER_OR_SERVICE,
     "BestOpening": _PLAYER_OR_SERVICE,
     "PlayableTiles": _PLAYER_OR_SERVICE,
-    "DealHand": _PLAYER_OR_SERVICE,
-    "ApplyAction": _PLAYER_OR_SERVICE,
-    "ViewHand": _PLAYER_OR_SERVICE,
+    "DealHand": _SERVICE,
+    "ApplyAction": _SERVICE,
+    "ViewHand": _SERVICE,
     "ViewHints": _PLAYER_OR_SERVICE,
-    "ScoreHand": _PLAYER_OR_SERVICE,
+    "ScoreHand": _SERVICE,
 }
 
 

@@ -40,6 +40,7 @@ from okey101.platform.auth import Access, AccessPolicy, Claims, require_claims
 from okey101.platform.convert import wire
 from okey101.platform.errors import request_language
 from okey101.platform.idempotency import fingerprint, same_request
+from okey101.platform.names import TITLE_MAX, shown_name
 from okey101.platform.registration import add_servicer
 from okey101.table import metrics
 from okey101.table.autoplay import SOURCE_LABELS, Autoplay
@@ -172,8 +173,7 @@ class TableServicer:
             return table_pb2.CreateTableResponse.FromString(replayed)
         rules = convert.rules_from_proto(request.rules)
         new_match(rules)  # the engine's check of the match knobs
-        if len(request.name) > 64:
-            raise Invalid("BAD_FIELD", field="name", value=request.name[:70])
+        name = shown_name(request.name, "name", maximum=TITLE_MAX)
         if len(request.seats) > SEATS:
             raise Invalid("BAD_FIELD", field="seats", value=str(len(request.seats)))
         seats = [SeatRecord() for _ in range(SEATS)]
@@ -207,7 +207,7 @@ class TableServicer:
         row: dict[str, Any] = {
             "table_id": table_id,
             "match_id": f"m-{uuid.uuid4().hex}",
-            "name": request.name,
+            "name": name,
             "visibility": visibility,
             "invite_code": _invite_code()
             if visibility == common_pb2.TABLE_VISIBILITY_PRIVATE
@@ -317,7 +317,9 @@ class TableServicer:
         player_id = (
             check_id(request.player_id, "player_id") if claims.kind == "service" else claims.subject
         )
-        display_name = (request.display_name or player_id)[:64]
+        # Checked as the lobby checks it: a player's own Sit must not show the other seats
+        # what the lobby would refuse (control characters, bidi overrides).
+        display_name = shown_name(request.display_name, "display_name") or player_id[:64]
         seed = parse_seed(request.deal_seed, field="deal_seed").hex() if request.deal_seed else ""
         requested = request.seat if request.HasField("seat") else None
         now = self.now_us()

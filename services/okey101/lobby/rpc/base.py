@@ -1,7 +1,8 @@
 """What every LobbyService RPC shares: the servicer's stores and peers (``LobbyCalls``), the
 answer wrapper (``_answer``: the request's language, SERVICE_STARTING until migrated, a database
 outage as DATABASE_UNAVAILABLE, a coded error as its status, a peer's error passed on as the peer
-gave it), rate-limit counting (``_counted``) and the calling player (``_caller``).
+gave it), rate-limit counting (``_counted``), the calling client's address (``_client``) and the
+calling player (``_caller``).
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from okey101.engine.errors import OkeyError
 from okey101.lobby.convert import revoked_logins_answer
 from okey101.lobby.credentials import Passwords
 from okey101.lobby.errors import Denied, Limited, Missing, NotReady, status_of
-from okey101.lobby.limits import Limits, RateLimit
+from okey101.lobby.limits import Limits, RateLimit, address_subject
 from okey101.lobby.peers import ScoringClient, TableClient
 from okey101.lobby.records import US, AccessToken, PlayerRow, now_us
 from okey101.lobby.repository import LobbyRepository
 from okey101.lobby.workers import Matchmaker
+from okey101.platform.addresses import TrustedProxies, grpc_client_address
 from okey101.platform.auth import (
     TOKEN_LEEWAY_SECONDS,
     JwksVerifier,
@@ -58,6 +60,8 @@ class Options:
     access_token_seconds: float = 900.0
     quick_match_wait_seconds: float = 30.0
     limits: Limits = field(default_factory=Limits)
+    #: Whose ``x-forwarded-for`` is believed when a limit asks for the client's address.
+    trusted_proxies: TrustedProxies = field(default_factory=TrustedProxies.from_env)
 
 
 class LobbyCalls:
@@ -142,6 +146,11 @@ class LobbyCalls:
             if not isinstance(error, NotReady):
                 await self.repository.limits.uncount(action, subject, request_id)
             raise
+
+    def _client(self, context: Context) -> str:
+        """The calling client's address as a rate limit's subject (``limits.address_subject``),
+        through the trusted proxies only (``platform.addresses``)."""
+        return address_subject(grpc_client_address(context, self.options.trusted_proxies))
 
     async def _caller(self) -> PlayerRow:
         """The player whose token the call carries."""

@@ -1,5 +1,6 @@
 """Checking LobbyService requests: lengths, names, ids, enum values and rule sets, each refused
-as INVALID_ARGUMENT with the field it names (``errors``)."""
+as INVALID_ARGUMENT with the field it names (``errors``). Names other players are shown are
+checked by the platform's one check (``platform.names``), as the table checks them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from okey.v1 import common_pb2
 
 from okey101.lobby.convert import PRESETS
 from okey101.lobby.errors import Invalid
-from okey101.platform import convert
+from okey101.platform import convert, names
 
 USERNAME: Final = re.compile(r"[a-z0-9_.-]{3,32}")
 
@@ -43,13 +44,15 @@ def length(value: str, field_name: str, minimum: int, maximum: int) -> str:
     return value
 
 
-def name(value: str, field_name: str, *, required: bool, maximum: int = 32) -> str:
-    value = value.strip()
-    if not value and not required:
-        return ""
-    if not value:
+def name(
+    value: str, field_name: str, *, required: bool, maximum: int = names.DISPLAY_NAME_MAX
+) -> str:
+    """A name other players are shown, as every service checks one (``platform.names``):
+    without the spaces at its ends, "" if empty and not ``required``."""
+    checked = names.shown_name(value, field_name, maximum=maximum)
+    if not checked and required:
         raise Invalid("FIELD_REQUIRED", field=field_name)
-    return length(value, field_name, 1, maximum)
+    return checked
 
 
 def username(value: str) -> str:

@@ -3,6 +3,7 @@ Logout, GetJwks, ListRevokedLogins, GetPlayer (docs/lobby.md, Players and Tokens
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Final
 
@@ -49,16 +50,33 @@ class PlayerCalls(LobbyCalls):
         async def work() -> lobby_pb2.LoginGuestResponse:
             check_request_id(request.request_id)
             checks.length(request.device_id, "device_id", 8, 128)
-            checks.name(request.display_name, "display_name", required=False)
+            display_name = checks.name(request.display_name, "display_name", required=False)
             if len(request.guest_secret) > 128:
                 raise Unauthorized("BAD_GUEST_SECRET")
-            limit = self.options.limits.login
+            limits = self.options.limits
             subject = f"device:{request.device_id}"
-            async with self._counted("login", subject, limit, request.request_id):
+            # A device's first login makes a guest: counted against the client's address too,
+            # since fresh device ids cost a client nothing. Keyed by device as well as request
+            # id, so one request id sent with many devices is not taken for one retry.
+            new_guest = await self.repository.accounts.player_by_device(request.device_id) is None
+            per_address = (
+                self._counted(
+                    "new_guest",
+                    self._client(context),
+                    limits.new_guest_per_address,
+                    f"{request.device_id}\0{request.request_id}",
+                )
+                if new_guest
+                else contextlib.nullcontext()
+            )
+            async with (
+                self._counted("login", subject, limits.login, request.request_id),
+                per_address,
+            ):
                 try:
                     answer = await self.repository.accounts.login_guest(
                         request.device_id,
-                        request.display_name,
+                        display_name,
                         request.guest_secret,
                         answers.once("LoginGuest", subject, request, lobby_pb2.LoginGuestResponse),
                         login_guest_answer,
@@ -78,7 +96,7 @@ class PlayerCalls(LobbyCalls):
             check_request_id(request.request_id)
             username = checks.username(request.username)
             password = checks.password(request.password)
-            checks.name(request.display_name, "display_name", required=False)
+            display_name = checks.name(request.display_name, "display_name", required=False)
             guest_id = await self._optional_player(context)
             caller = f"player:{guest_id}" if guest_id else f"username:{username}"
             call = answers.once(
@@ -95,7 +113,7 @@ class PlayerCalls(LobbyCalls):
                     # Possibly a retry: only its stored answer is returned.
                     return await accounts.register_account(
                         username,
-                        request.display_name,
+                        display_name,
                         None,
                         guest_id,
                         call,
@@ -103,7 +121,7 @@ class PlayerCalls(LobbyCalls):
                     )
                 hashed = await self.passwords.hash(password)
                 answer = await accounts.register_account(
-                    username, request.display_name, hashed, guest_id, call, register_account_answer
+                    username, display_name, hashed, guest_id, call, register_account_answer
                 )
             LOGINS.labels("register").inc()
             return answer

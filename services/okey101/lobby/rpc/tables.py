@@ -16,6 +16,7 @@ from okey101.lobby.rpc.base import LobbyCalls
 from okey101.lobby.workers import host_table_calls
 from okey101.platform import paging
 from okey101.platform.handlers import Context
+from okey101.platform.names import TITLE_MAX
 
 #: BrowseTables' page size (default, maximum) from lobby.proto.
 TABLES_PAGE: Final = (50, 200)
@@ -75,7 +76,7 @@ class TableCalls(LobbyCalls):
             check_request_id(request.request_id)
             player = await self._caller()
             checks.rules_preset(request.rules)
-            checks.length(request.name, "name", 0, 64)
+            table_name = checks.name(request.name, "name", required=False, maximum=TITLE_MAX)
             checks.enum_value(request.visibility, checks.VISIBILITIES, "visibility")
             if request.host_seat >= bracket.SEATS:
                 raise Invalid("BAD_SEAT", seat=request.host_seat)
@@ -108,7 +109,7 @@ class TableCalls(LobbyCalls):
             create = table_pb2.CreateTableRequest(
                 request_id=derived_request_id("host-create", *key),
                 rules=request.rules,
-                name=request.name,
+                name=table_name,
                 visibility=request.visibility or common_pb2.TABLE_VISIBILITY_PUBLIC,
                 seats=seats,
                 host_player_id=player.player_id,
@@ -123,8 +124,19 @@ class TableCalls(LobbyCalls):
                 locale=request.locale,
             )
             hostings = self.repository.hostings
-            limit = self.options.limits.host_table
-            async with self._counted("host_table", subject, limit, request.request_id):
+            limits = self.options.limits
+            # Per player, and per client address over all its players (guests are cheap to
+            # make). The address's count is keyed by player too: two players' request ids
+            # are not one request.
+            async with (
+                self._counted("host_table", subject, limits.host_table, request.request_id),
+                self._counted(
+                    "host_table",
+                    self._client(context),
+                    limits.host_table_per_address,
+                    f"{player.player_id}\0{request.request_id}",
+                ),
+            ):
                 # Owed from here on: if this call goes no further, a finisher makes the calls.
                 await hostings.begin(
                     create.request_id, create.SerializeToString(), sit.SerializeToString()

@@ -25,6 +25,7 @@ from okey101.lobby.workers import close_tournament_tables
 from okey101.platform import paging
 from okey101.platform.auth import require_claims
 from okey101.platform.handlers import Context
+from okey101.platform.names import TITLE_MAX
 
 #: Page sizes (default, maximum) from lobby.proto.
 TOURNAMENTS_PAGE: Final = (50, 200)
@@ -46,7 +47,7 @@ class TournamentCalls(LobbyCalls):
     ) -> lobby_pb2.CreateTournamentResponse:
         async def work() -> lobby_pb2.CreateTournamentResponse:
             check_request_id(request.request_id)
-            checks.name(request.name, "name", required=True, maximum=64)
+            name = checks.name(request.name, "name", required=True, maximum=TITLE_MAX)
             preset = checks.rules_preset(request.rules)
             if not 4 <= request.max_players <= 1024:
                 raise Invalid("BAD_FIELD", field="max_players", value=str(request.max_players))
@@ -59,7 +60,7 @@ class TournamentCalls(LobbyCalls):
             checks.enum_value(request.bot_level, checks.BOT_LEVELS, "bot_level")
             claims = require_claims()
             plan = NewTournament(
-                name=request.name,
+                name=name,
                 rules=request.rules.SerializeToString(deterministic=True),
                 preset=preset,
                 max_players=request.max_players,
