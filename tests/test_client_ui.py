@@ -128,8 +128,10 @@ class RulesTable:
 
     locale = "en-GB"
 
-    async def seat_view(self) -> common_pb2.SeatView:
-        return await self.current_view()
+    async def seat_view(self, min_sequence: int = 0) -> common_pb2.SeatView:
+        view = await self.current_view()
+        assert view.as_of_sequence >= min_sequence  # the fake table is never behind
+        return view
 
     async def get_table(self) -> common_pb2.Table:
         return common_pb2.Table(table_id=self.table_id, match_id="")

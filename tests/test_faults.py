@@ -1110,3 +1110,299 @@ def test_tables_held_up_while_the_table_process_is_down_start_when_it_is_back(
 
     with running(tmp_path, each_database) as stack:
         run(lambda: scenario(stack))
+
+
+# --------------------------------------------------------------------------------------------
+# kill -9 of each of two table processes, clients led by their streams alone
+
+
+class TableProcess:
+    """A second table process on the stack's database (another pod), on ports of its own,
+    that can be killed and started again on them."""
+
+    def __init__(self, stack: LocalStack) -> None:
+        self.stack = stack
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.log = stack.var_dir / "logs" / "table-b.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        command = [sys.executable, "-m", "okey101.cli", "serve", "table", "--port", str(self.port)]
+        command += ["--metrics-port", "0", "--var-dir", str(self.stack.var_dir)]
+        with open(self.log, "ab") as handle:
+            self.process = subprocess.Popen(
+                command, env=self.stack.env, stdout=handle, stderr=subprocess.STDOUT
+            )
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+class Targets:
+    """The table processes a client knows, as a load balancer in front of them would pick: the
+    one that failed longest ago (a process that just refused a call is tried last)."""
+
+    def __init__(self, addresses: list[str]) -> None:
+        self.addresses = addresses
+        self._failed = dict.fromkeys(addresses, 0.0)
+
+    def pick(self) -> str:
+        return min(self.addresses, key=lambda address: self._failed[address])
+
+    def failed(self, address: str) -> None:
+        self._failed[address] = time.monotonic()
+
+
+class StreamLedSeat:
+    """One human seat played as a client built from the docs plays it: it follows its seat's
+    WatchTable, resumed after the last sequence number it saw on whichever table process
+    answers, on any end or error, and moves when TURN_STARTED names its seat (a view, the
+    engine's random bot's decision, Act with the view's state version). It never polls."""
+
+    def __init__(
+        self,
+        client: StackClient,
+        seating: Seating,
+        seat: int,
+        targets: Targets,
+        moved: dict[str, list[float]],
+        pace: float,
+    ) -> None:
+        self.client, self.seating, self.seat = client, seating, seat
+        self.targets = targets
+        self.moved = moved
+        self.pace = pace
+        self.sequences: list[int] = []
+        #: Streams that ended with status OK while the match was live (must stay 0).
+        self.ok_ends_while_live = 0
+        self.endings: list[tuple[grpc.StatusCode, str]] = []
+        self.over = False
+        self._turns: asyncio.Queue[int] = asyncio.Queue()
+
+    def _stub(self, address: str) -> Any:
+        from okey.v1 import table_pb2_grpc
+
+        return table_pb2_grpc.TableServiceStub(self.client.channel(address))
+
+    async def run(self) -> None:
+        mover = asyncio.create_task(self._move())
+        following = asyncio.create_task(self._follow())
+        # A mover that fails (a call answered with what a client cannot retry) fails the run
+        # at once, rather than leave its seat to the turn timer unnoticed.
+        await asyncio.wait((mover, following), return_when=asyncio.FIRST_COMPLETED)
+        mover.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await mover
+        await following
+
+    async def _follow(self) -> None:
+        guest = self.seating.seats[self.seat]
+        while not self.over:
+            after = self.sequences[-1] if self.sequences else 0
+            address = self.targets.pick()
+            call = self._stub(address).WatchTable(
+                table_pb2.WatchTableRequest(
+                    table_id=self.seating.table_id, seat=self.seat, after_sequence=after
+                ),
+                metadata=await guest.auth(),
+            )
+            try:
+                async for item in call:
+                    if not item.HasField("event"):
+                        continue
+                    event = item.event
+                    self.sequences.append(event.sequence)
+                    # When the event was written (a resumed stream replays older ones).
+                    written = event.time.ToMicroseconds() / 1e6
+                    self.moved[self.seating.table_id].append(written)
+                    if event.kind in LAST_EVENTS:
+                        self.over = True
+                        break
+                    if event.kind == common_pb2.EVENT_KIND_TURN_STARTED and event.seat == self.seat:
+                        self._turns.put_nowait(event.sequence)
+                else:
+                    self.ok_ends_while_live += 1
+            except grpc.aio.AioRpcError as error:
+                self.endings.append((error.code(), Rejection.of(error).reason))
+                self.targets.failed(address)
+                await asyncio.sleep(0.1)
+            finally:
+                call.cancel()
+
+    async def _move(self) -> None:
+        guest = self.seating.seats[self.seat]
+        decide = engine_decider()
+        while True:
+            sequence = await self._turns.get()
+            while not self._turns.empty():  # a resumed stream may replay older turns
+                sequence = self._turns.get_nowait()
+            await asyncio.sleep(self.pace)
+            # Never a view older than the TURN_STARTED seen: the process asked may not have
+            # heard of it yet (the stream may come from the other one).
+            asked = table_pb2.GetSeatViewRequest(
+                table_id=self.seating.table_id, seat=self.seat, min_sequence=sequence
+            )
+            view = (await self._call("GetSeatView", asked, guest)).view
+            while view.phase in load_stack.ACTIVE and view.turn == self.seat:
+                request = table_pb2.ActRequest(
+                    request_id=uuid.uuid4().hex,
+                    table_id=self.seating.table_id,
+                    seat=self.seat,
+                    actions=await decide(view),
+                    expected_state_version=view.state_version,
+                )
+                try:
+                    view = (await self._call("Act", request, guest)).view
+                except grpc.aio.AioRpcError as error:
+                    if error.code() not in load_stack.GAME_ANSWERS:
+                        raise
+                    break  # stale (a bot or a timer moved first): the stream says what is next
+
+    async def _call(self, name: str, request: Any, guest: Guest) -> Any:
+        """The call, retried unchanged (same request id) on another process while one finds
+        no server."""
+        began = time.monotonic()
+        while True:
+            address = self.targets.pick()
+            try:
+                method = getattr(self._stub(address), name)
+                return await method(request, metadata=await guest.auth(), timeout=10)
+            except grpc.aio.AioRpcError as error:
+                self.client.figures.failed(name, error)
+                if error.code() not in load_stack.RETRYABLE or time.monotonic() - began > 90:
+                    raise
+                self.targets.failed(address)
+                await asyncio.sleep(0.1)
+
+
+LAST_EVENTS = (common_pb2.EVENT_KIND_MATCH_ENDED, common_pb2.EVENT_KIND_TABLE_CLOSED)
+
+
+def error_lines(*logs: Path) -> list[str]:
+    """Every log line at error level (or a traceback printed outside the logger)."""
+    bad = []
+    for log in logs:
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                if line.strip():
+                    bad.append(f"{log.name}: {line[:300]}")
+                continue
+            if entry.get("level") in ("error", "critical"):
+                bad.append(f"{log.name}: {line[:400]}")
+    return bad
+
+
+def test_table_processes_killed_in_turn_streams_stay_open_and_tables_move_on(
+    tmp_path: Path, postgres: dict[str, str]
+) -> None:
+    """Issue #32's reproduction. Two table processes on one PostgreSQL database; nine
+    start_when_full tables hosted through the lobby, one to three human seats each (the rest
+    the table's bots), the 60 s turn timer; every human seat played by a ``StreamLedSeat``.
+    SIGKILL the first table process mid-play and start it again 8 s later; once every table
+    has moved again, the same to the second. Every stream of a live match stays open or ends
+    with UNAVAILABLE (reconnect), never OK; after each kill every table moves again within the
+    timer lease (15 s) and a few seconds, never waiting for its turn timer; no table process
+    logs a line at error level; every match ends, every hand recorded once, every stream and
+    log gap-free."""
+    count = 9
+    lease = 15.0
+    slack = 8.0
+
+    async def scenario(stack: LocalStack, other: TableProcess) -> None:
+        figures = Figures()
+        client = client_for(stack, figures)
+        targets = Targets([stack.address("table"), other.address])
+        humans = [1 + index % 3 for index in range(count)]
+        guests = await login_guests(client, sum(humans))
+        seated: list[Seating] = []
+        for index, people in enumerate(humans):
+            group = guests[sum(humans[:index]) : sum(humans[: index + 1])]
+            bots = tuple(range(people, 4))
+            seated.append(await host_table(client, group, rules(5), bots=bots, bot_level=1))
+        #: When each table's events that reached a client were written (epoch seconds).
+        moved: dict[str, list[float]] = collections.defaultdict(list)
+        seats = [
+            StreamLedSeat(client, s, seat, targets, moved, pace=0.4)
+            for s in seated
+            for seat in s.seats
+        ]
+        playing = [asyncio.create_task(seat.run()) for seat in seats]
+
+        def live() -> set[str]:
+            over = {seat.seating.table_id for seat in seats if seat.over}
+            return {s.table_id for s in seated} - over
+
+        waits: dict[str, list[float]] = {}
+
+        async def kill_and_restart(
+            name: str, kill_it: Callable[[], None], start: Callable[[], None], address: str
+        ) -> None:
+            await until(lambda: all(moved[t] for t in live()), 60, "every table moving")
+            killed = time.time()
+            kill_it()
+            at_kill = live()
+            assert len(at_kill) == count, f"only {len(at_kill)} tables live at the {name} kill"
+            await asyncio.sleep(8)
+            start()
+            await wait_serving(address, timeout=60)
+            # How long each table live at the kill took to move again (its next event).
+            await until(
+                lambda: all(moved[t][-1] > killed for t in at_kill & live()),
+                90,
+                "every table to move again",
+            )
+            waits[name] = [
+                min(when for when in moved[t] if when > killed) - killed
+                for t in at_kill
+                if moved[t][-1] > killed
+            ]
+
+        await kill_and_restart(
+            "first", lambda: kill(stack, "table"), lambda: stack.start("table"),
+            stack.address("table"),
+        )  # fmt: skip
+        await asyncio.sleep(2)
+        await kill_and_restart("second", other.kill, other.start, other.address)
+        await asyncio.wait_for(asyncio.gather(*playing), 400)
+        checked = await audit(client, [s.table_id for s in seated], drain_seconds=60)
+        await client.close()
+        ok_ends = sum(seat.ok_ends_while_live for seat in seats)
+        assert ok_ends == 0, f"{ok_ends} streams of a live match ended OK"
+        longest = {name: max(values) for name, values in waits.items()}
+        print(f"longest wait after each kill (s): {longest}")
+        assert all(wait < lease + slack for wait in longest.values()), waits
+        for seat in seats:
+            assert seat.over
+            assert seat.sequences == list(range(1, len(seat.sequences) + 1)), seat.sequences
+            for code, reason in seat.endings:
+                assert code == grpc.StatusCode.UNAVAILABLE, (code, reason)
+        check_clean(stack, figures, checked)
+        assert checked.matches == count
+        assert error_lines(stack.services["table"].log, other.log) == []
+
+    # The table's bots take a person's pause, so that the matches outlast both kills; the
+    # processes' logs unbuffered, so that a killed one's last lines are there to read.
+    with running(
+        tmp_path, postgres, OKEY_TABLE_BOT_MOVE_SECONDS="0.3", PYTHONUNBUFFERED="1"
+    ) as stack:
+        other = TableProcess(stack)
+        other.start()
+        try:
+            asyncio.run(wait_serving(other.address, timeout=60))
+            run(lambda: scenario(stack, other))
+        finally:
+            other.stop()

@@ -56,6 +56,7 @@ from okey101.platform.errors import (
     rich_status,
     status_code_of,
 )
+from okey101.platform.interceptors import Drain, ObservabilityInterceptor
 from okey101.platform.logs import configure_logging, ids_of
 from okey101.platform.metrics import GC_WARNING_SECONDS, GarbageCollectorWatch
 from okey101.platform.server import ServerHandle
@@ -877,3 +878,35 @@ def test_sigterm_drains_a_real_process_which_exits_0(tmp_path: Path) -> None:
     events = [line.get("event") for line in lines]
     assert "development signing key" in " ".join(str(e) for e in events)
     assert events.index("draining") < events.index("stopped")
+
+
+def test_a_stream_cancelled_as_its_handler_returns_reports_no_lost_exception() -> None:
+    """The client closes a stream just as its handler returns (every client does so after a
+    match's last event): the handler's ordinary end, StopAsyncIteration, is not reported by
+    asyncio as an exception nobody retrieved (issue #32 saw such lines at error level)."""
+    reported: list[dict[str, Any]] = []
+
+    async def scenario() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, what: reported.append(what))
+        gate = asyncio.Event()
+
+        async def responses() -> Any:
+            yield b"last event"
+            await gate.wait()
+
+        interceptor = ObservabilityInterceptor(structlog.get_logger(), Drain())
+        stream = interceptor._until_drained(responses())
+        assert await anext(stream) == b"last event"
+        reader = asyncio.create_task(anext(stream))
+        await asyncio.sleep(0.01)  # the reader waits for the handler's next step
+        gate.set()  # the handler returns ...
+        reader.cancel()  # ... as the client goes away
+        with pytest.raises(asyncio.CancelledError):
+            await reader
+        await stream.aclose()
+        del stream, reader
+        gc.collect()
+        await asyncio.sleep(0)
+
+    asyncio.run(scenario())
+    assert reported == []

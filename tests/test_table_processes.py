@@ -492,3 +492,74 @@ def test_the_process_that_served_a_table_from_memory_killed_another_carries_on(
             assert theirs == answered[record.table_id, seat]
         bots = [m for m in record.moves if m.seat >= 2]
         assert len(bots) > 6  # the bots played too, before and after the kill
+
+
+def test_a_view_asked_with_min_sequence_is_never_older_than_the_event_seen(
+    tmp_path: Path,
+) -> None:
+    """Two table processes on one SQLite file, where no notification tells one of the other's
+    writes (on PostgreSQL one may just be late: issue #32's frozen tables). Process B has a
+    table loaded; the seat to move acts on A. Asked plainly, B answers from its copy, a turn
+    behind; asked with ``min_sequence`` (the last event the client saw, as a stream-led client
+    does), B reads the table again and answers with the move in it; a sequence the table has
+    not reached is INVALID_ARGUMENT SEQUENCE_AHEAD."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'table.db'}"
+
+    async def scenario() -> None:
+        clients = Clients(tmp_path)
+        async with peer_services(tmp_path) as peers:
+            with table_process(tmp_path, url, peers) as (_a, target_a):
+                await wait_serving(target_a)
+                with table_process(tmp_path, url, peers) as (_b, target_b):
+                    await wait_serving(target_b)
+                    endpoint = Endpoint(target_a)
+                    table_id = await new_table(endpoint, clients, _one_hand())
+                    first = (
+                        await endpoint.stub(target_b).GetSeatView(
+                            table_pb2.GetSeatViewRequest(table_id=table_id),
+                            metadata=clients.auth("test-lobby", "service"),
+                        )
+                    ).view
+                    seat = first.turn
+                    auth = clients.auth(PLAYERS[seat])
+                    view = (
+                        await endpoint.stub(target_a).GetSeatView(
+                            table_pb2.GetSeatViewRequest(table_id=table_id, seat=seat),
+                            metadata=auth,
+                        )
+                    ).view
+                    acted = await endpoint.stub(target_a).Act(
+                        table_pb2.ActRequest(
+                            request_id=uuid.uuid4().hex,
+                            table_id=table_id,
+                            seat=seat,
+                            actions=seeded_actions(view),
+                            expected_state_version=view.state_version,
+                        ),
+                        metadata=auth,
+                    )
+                    seen = acted.view.as_of_sequence
+                    assert seen > first.as_of_sequence
+
+                    async def on_b(min_sequence: int) -> common_pb2.SeatView:
+                        answer = await endpoint.stub(target_b).GetSeatView(
+                            table_pb2.GetSeatViewRequest(
+                                table_id=table_id, seat=seat, min_sequence=min_sequence
+                            ),
+                            metadata=auth,
+                        )
+                        return answer.view  # type: ignore[no-any-return]
+
+                    stale = await on_b(0)
+                    assert stale.as_of_sequence == first.as_of_sequence
+                    fresh = await on_b(seen)
+                    assert fresh.as_of_sequence >= seen
+                    assert fresh.state_version == acted.view.state_version
+                    assert fresh.turn == acted.view.turn
+                    with pytest.raises(grpc.aio.AioRpcError) as caught:
+                        await on_b(fresh.as_of_sequence + 100)
+                    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+                    assert details(caught.value)[0].reason == "SEQUENCE_AHEAD"
+                    await endpoint.close()
+
+    asyncio.run(scenario())

@@ -194,7 +194,11 @@ export class Game {
         while (this.viewWanted) {
           this.viewWanted = false;
           const answer = await retrying(() =>
-            table.getSeatView({ tableId: this.state.tableId, seat: this.state.seat }, { headers: tableHeaders(this.state.tableId) }),
+            // Never older than the last event seen: the table process asked may not have heard of it yet.
+            table.getSeatView(
+              { tableId: this.state.tableId, seat: this.state.seat, minSequence: this.state.lastSequence },
+              { headers: tableHeaders(this.state.tableId) },
+            ),
           );
           if (answer.view) this.takeView(answer.view);
         }

@@ -408,7 +408,7 @@ class OkeyApp(App[int]):
             while self.port is not None and (force or self.model.stale):
                 force = False
                 try:
-                    view = await self.port.seat_view()
+                    view = await self.port.seat_view(self.model.last_sequence)
                 except grpc.aio.AioRpcError as error:
                     self.set_message(
                         self.strings("unavailable", reason=Rejection.of(error).message)

@@ -514,8 +514,12 @@ class TableSession:
         )
         return answer
 
-    async def seat_view(self) -> common_pb2.SeatView:
-        request = table_pb2.GetSeatViewRequest(table_id=self.table_id, locale=self.locale)
+    async def seat_view(self, min_sequence: int = 0) -> common_pb2.SeatView:
+        """The seat's view, at least as new as ``min_sequence`` (the last event seen: the table
+        process asked may not have heard of it yet)."""
+        request = table_pb2.GetSeatViewRequest(
+            table_id=self.table_id, locale=self.locale, min_sequence=min_sequence
+        )
         if self.seat is not None:
             request.seat = self.seat
         answer = await call(self.player.table.GetSeatView, request, self.table_metadata)

@@ -228,6 +228,7 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
         try:
             while True:
                 following = loop.create_task(_step(iterator), context=steps)
+                following.add_done_callback(_retrieved)
                 await asyncio.wait(
                     (following, closing, end.due), return_when=asyncio.FIRST_COMPLETED
                 )
@@ -246,8 +247,6 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
             if following is not None and not following.done():
                 following.cancel()
                 await asyncio.wait((following,))
-                if not following.cancelled():
-                    following.exception()  # retrieved: it ends with the stream
 
     async def _map(self, exc: Exception, context: Context, method: str, request: Any) -> NoReturn:
         """End the call for an exception out of a handler (an abort passes through as is), in
@@ -289,6 +288,15 @@ def _cancelled_code(context: Context) -> grpc.StatusCode:
 
 async def _step(iterator: AsyncIterator[Any]) -> Any:
     return await anext(iterator)
+
+
+def _retrieved(step: asyncio.Future[Any]) -> None:
+    """A step's outcome marked as seen. The stream reads it when it is still there to; when
+    the call was cancelled first (the client went away as the handler returned: every stream
+    a client closes after the match's last event), nobody will, and asyncio would log the
+    handler's ordinary end (``StopAsyncIteration``) at error level as a lost exception."""
+    if not step.cancelled():
+        step.exception()
 
 
 class _Drained(Exception):

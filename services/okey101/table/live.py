@@ -67,6 +67,9 @@ class LiveTable:
         self.lock = asyncio.Lock()
         #: The database may hold a newer revision: reload before planning on it.
         self.stale = False
+        #: The newest revision other pods have announced (their notifications): a reload that
+        #: read an older one leaves the copy stale, whatever order the two came in.
+        self.announced = 0
         self.watchers = 0
         self.touched = time.monotonic()
         self._views = SeatViews(record, state, deal)
@@ -154,7 +157,7 @@ class LiveTable:
         self.record = record
         self.state = state
         self.deal = deal
-        self.stale = False
+        self.stale = self.announced > record.revision
         # The events kept stay only if the new ones follow them without a gap.
         follows = events[0].sequence if events else record.last_sequence + 1
         if self.events and self.events[-1].sequence + 1 != follows:
@@ -188,6 +191,10 @@ class LiveTables:
         self.limit = limit
         self._tables: dict[str, LiveTable] = {}
         self._loading: dict[str, asyncio.Future[LiveTable]] = {}
+        #: The newest revision another pod announced for a table while it was loading here: a
+        #: load reads the database once, and a write committed after that read would otherwise
+        #: leave the loaded copy behind, unmarked, until the table's next write.
+        self._announced: dict[str, int] = {}
         self._refreshing: dict[str, asyncio.Task[None]] = {}
 
     def __len__(self) -> int:
@@ -211,8 +218,11 @@ class LiveTables:
             return await asyncio.shield(loading)
         future: asyncio.Future[LiveTable] = asyncio.get_running_loop().create_future()
         self._loading[table_id] = future
+        self._announced[table_id] = 0
         try:
             live = await self._load(table_id)
+            live.announced = self._announced[table_id]
+            live.stale = live.announced > live.record.revision
             self._tables[table_id] = live
             future.set_result(live)
             self._forget_idle()
@@ -223,6 +233,7 @@ class LiveTables:
             raise
         finally:
             del self._loading[table_id]
+            del self._announced[table_id]
 
     async def refresh(self, live: LiveTable) -> None:
         """Reload ``live`` from the database, keeping its watchers and the events they have
@@ -231,7 +242,9 @@ class LiveTables:
         if snapshot is None:
             raise Missing("TABLE_NOT_FOUND", table_id=live.table_id)
         if snapshot.row["revision"] < live.record.revision:
-            live.stale = False  # this pod's copy is the newer one (a read raced a write)
+            # This pod's copy is the newer one (a read raced a write), unless another pod has
+            # announced a newer one still.
+            live.stale = live.announced > live.record.revision
             return
         record, state, deal = await self._rebuild(snapshot)
         known = live.events[-1].sequence if live.events else live.record.last_sequence
@@ -239,6 +252,12 @@ class LiveTables:
         if record.last_sequence > known and live.watchers:
             missing = await self.store.events_after(live.table_id, known, limit=EVENTS_KEPT)
         live.replace(record, state, deal, missing)
+
+    async def reload(self, live: LiveTable) -> None:
+        """``live`` read again from the database now, whatever its notifications said (once
+        nobody is changing it)."""
+        async with live.lock:
+            await self.refresh(live)
 
     async def fresh(self, live: LiveTable) -> None:
         """``live`` reloaded if it is stale (once nobody is changing it)."""
@@ -251,21 +270,31 @@ class LiveTables:
         """Another pod wrote ``table_id`` at ``revision``: if it is newer than this pod's
         copy, the copy is stale; its watchers get the new events from one read."""
         live = self._tables.get(table_id)
-        if live is None or max(live.record.revision, live.writing) >= revision:
+        if live is None:
+            if table_id in self._announced:
+                self._announced[table_id] = max(self._announced[table_id], revision)
+            return
+        if max(live.record.revision, live.writing) >= revision:
             return  # nothing newer than this pod's copy (or than the write it is making)
-        live.stale = True
-        if live.watchers and table_id not in self._refreshing:
-            task = asyncio.create_task(self._refresh_quietly(live))
-            self._refreshing[table_id] = task
-            task.add_done_callback(lambda _task: self._refreshing.pop(table_id, None))
-        else:
-            live.mark_stale()
+        live.announced = max(live.announced, revision)
+        self._stale(live)
 
     def stale_all(self) -> None:
         """Every table may have changed (notifications were lost): reload each on next use,
         and those watched now."""
         for live in self._tables.values():
-            self.notified(live.table_id, live.record.revision + 1)
+            self._stale(live)
+
+    def _stale(self, live: LiveTable) -> None:
+        """``live`` is to be read again: now, once for all its watchers, or on next use."""
+        live.stale = True
+        if live.watchers and live.table_id not in self._refreshing:
+            table_id = live.table_id
+            task = asyncio.create_task(self._refresh_quietly(live))
+            self._refreshing[table_id] = task
+            task.add_done_callback(lambda _task: self._refreshing.pop(table_id, None))
+        else:
+            live.mark_stale()
 
     async def _refresh_quietly(self, live: LiveTable) -> None:
         async with live.lock:

@@ -498,6 +498,16 @@ class TableServicer:
         seat = self._viewing_seat(
             live.record, claims, request.seat if request.HasField("seat") else None
         )
+        if request.min_sequence > live.record.last_sequence:
+            # The caller has seen an event this copy has not: another process wrote it, and
+            # its notification has not arrived (or was missed). Read the table again.
+            await self.core.tables.reload(live)
+            if request.min_sequence > live.record.last_sequence:
+                raise Invalid(
+                    "SEQUENCE_AHEAD",
+                    after_sequence=request.min_sequence,
+                    last_sequence=live.record.last_sequence,
+                )
         return wire.length_delimited(_VIEW_FIELD, live.views.of(seat))
 
     async def GetHints(  # noqa: N802
