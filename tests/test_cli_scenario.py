@@ -113,6 +113,7 @@ def test_check_the_whole_suite() -> None:
         (REJECTED_OPENING.replace("turn: 0\n", ""), "missing key: turn"),
         ("rules: [oyna\n", "broken YAML"),
         (REJECTED_OPENING.replace("{seat: 1, discard: R3}", "{seat: 1, fold: true}"), "fold"),
+        (REJECTED_OPENING.replace("rules: oyna", "rules: oyna\npartners: 2"), "partners"),
     ],
 )
 def test_malformed_files_get_one_line_and_exit_2(
@@ -127,6 +128,38 @@ def test_malformed_files_get_one_line_and_exit_2(
     assert lines[0].startswith(f"okey101: error: {path}: ")
     assert message in lines[0]
     assert main(["scenario", "check", str(path)]) == 2
+
+
+PARTNERS = ROOT / "tests" / "scenarios" / "boombala" / "50_partners_worked_example.yaml"
+
+
+def test_run_json_adds_team_totals_in_partners(capsys: pytest.CaptureFixture[str]) -> None:
+    """Boombala's "101 in partners": opposite seats (0+2, 1+3) add up, as JSON keys "0", "1"."""
+    assert main(["scenario", "run", str(PARTNERS), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["scores"] == {"0": -101, "1": 24, "2": 10, "3": 202}
+    assert result["teams"] == {"0": -91, "1": 226}
+    assert main(["scenario", "run", str(PARTNERS)]) == 0
+    assert 'teams: {"0": -91, "1": 226}' in capsys.readouterr().out.splitlines()
+
+
+def test_teams_without_partners_or_wrong_fail_the_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = PARTNERS.read_text(encoding="utf-8")
+    wrong = _write(tmp_path, "wrong.yaml", text.replace("teams: {0: -91", "teams: {0: -92"))
+    assert main(["scenario", "check", str(wrong)]) == 1
+    assert "teams.0: expected -92, got -91" in capsys.readouterr().out
+    solo = _write(tmp_path, "solo.yaml", text.replace("partners: true\n", ""))
+    assert main(["scenario", "check", str(solo)]) == 1
+    assert "not played in partners" in capsys.readouterr().out
+    # The knob itself does the same as the key.
+    knob = text.replace("partners: true\n", "rule_overrides: {partners: true}\n")
+    assert main(["scenario", "check", str(_write(tmp_path, "knob.yaml", knob))]) == 0
+    capsys.readouterr()
+    # Without partners, --json has no teams.
+    assert main(["scenario", "run", str(solo), "--json"]) == 0
+    assert "teams" not in json.loads(capsys.readouterr().out)
 
 
 def test_missing_file_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -126,6 +126,8 @@ def _scenario_run(args: argparse.Namespace) -> int:
     print("hand:", json.dumps(result.hand()))
     if result.scores():
         print("scores:", json.dumps(result.scores()))
+    if result.teams() and result.state.rules.partners:
+        print("teams:", json.dumps(result.teams()))
     return 0
 
 

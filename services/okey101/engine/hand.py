@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import itertools
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -38,15 +39,27 @@ from okey101.engine.actions import (
     TakeDiscard,
     TakeOkey,
 )
-from okey101.engine.errors import InvalidInput, RuleViolation
+from okey101.engine.errors import InvalidInput, OkeyError, RuleViolation
 from okey101.engine.melds import HIGH_ONE, Meld, MeldKind, make_meld, make_pair
 from okey101.engine.result import EndReason, Finish, HandResult
 from okey101.engine.rules import LeftDiscardPolicy, OneGoFinish, RuleSet, StockOutPolicy
 from okey101.engine.scoring import doubling_reasons, score_hand
 from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
 from okey101.engine.solver.arrangement import Hand
+from okey101.engine.solver.bounds import quick_value_bound
+from okey101.engine.solver.openings import best_opening, opening_value_bound, whole_hand_opening
+from okey101.engine.solver.pairs import best_pairs, most_pairs_bound
 from okey101.engine.solver.playability import can_use, playable_faces
-from okey101.engine.tiles import Colour, Okey, Tile, face_colour, face_name, face_number, face_of
+from okey101.engine.tiles import (
+    ALL_TILES,
+    Colour,
+    Okey,
+    Tile,
+    face_colour,
+    face_name,
+    face_number,
+    face_of,
+)
 
 # The engine's rules version: a state records it, and a state of another version is refused
 # rather than silently re-interpreted. Bump it whenever a rule's outcome changes.
@@ -80,6 +93,9 @@ class ThisTurn:
     opened: bool = False
     laid_off: int = 0
     took_okey: bool = False
+    # The player already held the other copy of the taken tile's face when taking it. Nothing
+    # tells two copies apart, so putting either down uses the taken tile (``taken_unused``).
+    twin_held: bool = False
 
 
 # A turn before anything is done: ThisTurn is frozen, so every new turn may share it.
@@ -160,6 +176,36 @@ class HandState:
 def left_of(seat: int) -> int:
     """The seat whose discards ``seat`` may take (the one who played before it)."""
     return (seat - 1) % SEATS
+
+
+def twin_of(tile: Tile) -> Tile:
+    """The other physical tile printed with ``tile``'s face (its copy; the other false joker)."""
+    return ALL_TILES[tile.id ^ 1]
+
+
+def taken_unused(turn: ThisTurn, rack: Sequence[Tile]) -> Tile | None:
+    """The tile taken from the left this turn while it is still unused, else None.
+
+    The taken tile is a face, not a copy (oyna, Boombala: nothing tells the two copies apart):
+    it is used once the rack holds no more tiles of its printed face than before the take. Only
+    the taken tile and the copy held then are counted: an okey that came to the rack from the
+    table (a take-back) is another tile, as it always was. While unused, the taken tile itself
+    is on the rack (a give-back returns it).
+    """
+    taken = turn.taken
+    if taken is None:
+        return None
+    taken_id = taken.id
+    twin_id = taken_id ^ 1
+    taken_on_rack = twin_on_rack = False
+    for tile in rack:
+        if tile.id == taken_id:
+            taken_on_rack = True
+        elif tile.id == twin_id:
+            twin_on_rack = True
+    if taken_on_rack and (twin_on_rack or not turn.twin_held):
+        return taken
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -251,11 +297,14 @@ def _must_keep_a_discard(state: HandState, seat: int, rest: tuple[Tile, ...]) ->
 def _check_taken_discard(state: HandState, me: Seat, tile: Tile, rest: Sequence[Tile]) -> None:
     """Whether ``me`` may discard ``tile`` (leaving ``rest``), given the tile taken from the left
     this turn: the most specific reason first (thrown back, thrown last), then the policy's."""
-    taken = state.this_turn.taken
-    if taken is None or all(t.id != taken.id for t in me.rack):
+    turn = state.this_turn
+    taken = taken_unused(turn, me.rack)
+    if taken is None:
         return
     rules = state.rules
-    if tile.id == taken.id:
+    # A discard of the taken face is the taken tile while no copy held before the take is left
+    # on the rack; with one held, the discard leaves it and the taken tile still unused.
+    if tile.face == taken.face and not turn.twin_held:
         if not rest and rules.taken_tile_may_not_finish:
             raise RuleViolation("TAKEN_TILE_CANNOT_FINISH", tile=str(taken))
         if rules.taken_tile_may_not_be_discarded:
@@ -265,7 +314,7 @@ def _check_taken_discard(state: HandState, me: Seat, tile: Tile, rest: Sequence[
         raise RuleViolation("TAKEN_TILE_NOT_USED", tile=str(taken))
     if policy is LeftDiscardPolicy.GIVE_BACK_FOR_PENALTY:
         raise RuleViolation("TAKEN_TILE_MUST_GO_DOWN", tile=str(taken))
-    if state.this_turn.taken_unopened and me.opened_as is None:
+    if turn.taken_unopened and me.opened_as is None:
         raise RuleViolation("TAKE_ONLY_TO_OPEN", tile=str(taken))
 
 
@@ -280,19 +329,14 @@ def _build_groups(state: HandState, groups: Sequence[Group]) -> list[Meld]:
 
 
 def _check_taken_in(state: HandState, tiles: Sequence[Tile]) -> None:
-    """An unopened player who took the left discard must open with it (or, where the rules say
-    so, an identical tile)."""
+    """An unopened player who took the left discard must open with it: with a tile of its
+    printed face (either copy: the set's two are the same tile; North Sultan: "or an identical
+    tile from their hand"). An okey standing for that face is not it."""
     taken = state.this_turn.taken
     if taken is None or not state.this_turn.taken_unopened:
         return
-    if any(tile.id == taken.id for tile in tiles):
-        return
-    identical_counts = state.rules.left_discard is LeftDiscardPolicy.OPENED_TAKE_FREELY
-    if identical_counts and any(
-        state.okey.plays_as(tile) == state.okey.plays_as(taken)
-        and state.okey.is_wild(tile) == state.okey.is_wild(taken)
-        for tile in tiles
-    ):
+    face = taken.face
+    if any(tile.face == face for tile in tiles):
         return
     raise RuleViolation("TAKEN_TILE_NOT_IN_OPENING", tile=str(taken))
 
@@ -353,7 +397,12 @@ def _take(state: HandState, seat: int, action: TakeDiscard) -> tuple[HandState, 
         seats=tuple(seats),
         phase=Phase.PLAY,
         takeable=None,
-        this_turn=_evolve(state.this_turn, taken=tile, taken_unopened=me.opened_as is None),
+        this_turn=_evolve(
+            state.this_turn,
+            taken=tile,
+            taken_unopened=me.opened_as is None,
+            twin_held=twin_of(tile) in me.rack,
+        ),
     )
     return new, (Event(EventKind.TOOK, seat, tiles=(tile,)),)
 
@@ -363,12 +412,16 @@ def _give_back(
 ) -> tuple[HandState, tuple[Event, ...]]:
     if state.rules.left_discard is not LeftDiscardPolicy.GIVE_BACK_FOR_PENALTY:
         raise RuleViolation("GIVE_BACK_NOT_ALLOWED")
-    taken = state.this_turn.taken
     me = state.seats[seat]
-    if taken is None or all(tile.id != taken.id for tile in me.rack):
+    taken = taken_unused(state.this_turn, me.rack)
+    if taken is None:
         raise RuleViolation("NOTHING_TO_GIVE_BACK")
     if state.this_turn.opened or state.this_turn.laid_off or state.this_turn.took_okey:
         raise RuleViolation("GIVE_BACK_AFTER_PLAY")
+    # Boombala: "If you can't, you give it back": only a tile that cannot go down this turn.
+    way = taken_tile_way_down(state, seat)
+    if way is not None:
+        raise way.refusal
     left = left_of(seat)
     seats = list(state.seats)
     seats[left] = _evolve(seats[left], discards=(*seats[left].discards, taken))
@@ -393,6 +446,207 @@ def _give_back(
             detail=PenaltyReason.GAVE_BACK,
         ),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class WayDown:
+    """How the tile taken from the left can still go on the table this turn: the refusal of a
+    give-back that says so (a GIVE_BACK_CAN_* violation) and moves that do it (each applies in
+    turn, after which the taken tile is used)."""
+
+    refusal: RuleViolation
+    actions: tuple[Action, ...]
+
+    @property
+    def code(self) -> str:
+        return self.refusal.code
+
+
+def taken_tile_way_down(state: HandState, seat: int) -> WayDown | None:
+    """A way for ``seat`` to put the unused tile it took from the left on the table now, or
+    None: unopened, an opening that uses it (runs and sets worth the minimum, the whole hand,
+    or pairs: the exact solver's); opened, a lay-off (after rack tiles that lead to it, as R8
+    then R9 on R5-6-7), a new meld or pair with it, or its place under an okey on the table.
+
+    Every way is played out with ``apply`` before it is given, so a refused give-back always
+    leaves a legal way to end the turn (a way the search misses leaves the give-back open).
+    """
+    if state.result is not None or seat != state.turn or state.phase is not Phase.PLAY:
+        return None
+    me = state.seats[seat]
+    taken = taken_unused(state.this_turn, me.rack)
+    if taken is None:
+        return None
+    ways = (
+        _opening_ways(state, seat, taken)
+        if me.opened_as is None
+        else _opened_ways(state, seat, taken)
+    )
+    for refusal, actions in ways:
+        if _puts_down(state, seat, actions):
+            return WayDown(refusal, actions)
+    return None
+
+
+def _puts_down(state: HandState, seat: int, actions: Sequence[Action]) -> bool:
+    """Whether ``actions`` all apply, in turn, and leave the taken tile used."""
+    try:
+        for action in actions:
+            state, _events = apply(state, seat, action)
+    except OkeyError:
+        return False
+    return taken_unused(state.this_turn, state.seats[seat].rack) is None
+
+
+def _opening_ways(
+    state: HandState, seat: int, taken: Tile
+) -> Iterator[tuple[RuleViolation, tuple[Action, ...]]]:
+    """Openings that use ``taken``: the best runs and sets, the whole hand, the most pairs
+    (the cheap bounds first: most racks hold none)."""
+    rules = state.rules
+    hand = state.hand_of(seat)
+    minimum = rules.opening_min_points
+    if (
+        quick_value_bound(hand, rules) >= minimum
+        and opening_value_bound(hand, rules, required=taken, at_least=minimum) >= minimum
+    ):
+        opening = best_opening(hand, rules, required=taken)
+        if opening.value >= minimum:
+            yield (
+                RuleViolation("GIVE_BACK_CAN_OPEN", tile=str(taken)),
+                (Open(tuple(Group(m.tiles) for m in opening.melds)),),
+            )
+    whole = whole_hand_opening(hand, rules, taken)
+    if whole is not None:
+        yield (
+            RuleViolation("GIVE_BACK_CAN_OPEN", tile=str(taken)),
+            (Open(tuple(Group(m.tiles) for m in whole.melds)),),
+        )
+    if most_pairs_bound(hand) >= rules.opening_min_pairs:
+        pairs = best_pairs(hand, required=taken)
+        if pairs.pair_count >= rules.opening_min_pairs:
+            pairs_move = OpenPairs(tuple((m.tiles[0], m.tiles[1]) for m in pairs.melds))
+            yield RuleViolation("GIVE_BACK_CAN_OPEN", tile=str(taken)), (pairs_move,)
+
+
+def _opened_ways(
+    state: HandState, seat: int, taken: Tile
+) -> Iterator[tuple[RuleViolation, tuple[Action, ...]]]:
+    """An opened seat's ways to put ``taken`` down, cheapest to find first."""
+    me = state.seats[seat]
+    rules = state.rules
+    okey = state.okey
+    rack = me.rack
+    others = [tile for tile in rack if tile.id != taken.id]
+    # Laid off as it is.
+    for index, item in enumerate(state.table):
+        meld = item.meld
+        if meld.kind is MeldKind.PAIR:
+            continue
+        ends: tuple[End | None, ...] = (End.LOW, End.HIGH) if meld.kind is MeldKind.RUN else (None,)
+        for end in ends:
+            yield (
+                RuleViolation("GIVE_BACK_CAN_LAY_OFF", tile=str(taken)),
+                (LayOff(taken, index, end),),
+            )
+    # In the place of an okey on the table (from a three-tile set, with its other colour).
+    if rules.may_take_okey_back and not okey.is_wild(taken):
+        for index, item in enumerate(state.table):
+            meld = item.meld
+            if not any(meld.wild):
+                continue
+            if meld.kind is MeldKind.SET and len(meld.tiles) == 3:
+                fitting = [
+                    tile
+                    for tile in others
+                    if not okey.is_wild(tile) and face_number(okey.plays_as(tile)) == meld.number
+                ]
+                # Completed to all four colours: the taken tile and the other missing ones.
+                missing = 3 - sum(1 for wild in meld.wild if not wild)
+                for partners in itertools.combinations(fitting, missing):
+                    yield (
+                        RuleViolation("GIVE_BACK_CAN_TAKE_OKEY", tile=str(taken)),
+                        (TakeOkey(index, (taken, *partners)),),
+                    )
+            else:
+                yield (
+                    RuleViolation("GIVE_BACK_CAN_TAKE_OKEY", tile=str(taken)),
+                    (TakeOkey(index, (taken,)),),
+                )
+    # In a new run or set with rack tiles (a runs opener), or a new pair.
+    hand = state.hand_of(seat)
+    if me.opened_as is OpenedAs.RUNS and opening_value_bound(hand, rules, required=taken) > 0:
+        for meld in best_opening(hand, rules, required=taken).melds:
+            if any(tile.face == taken.face for tile in meld.tiles):
+                yield (
+                    RuleViolation("GIVE_BACK_CAN_MELD", tile=str(taken)),
+                    (LayDown((Group(meld.tiles),)),),
+                )
+    may_pair = me.opened_as is OpenedAs.PAIRS or (
+        rules.runs_openers_may_pair_after_pairs_opening and state.pairs_on_table()
+    )
+    if may_pair:
+        for partner in others:
+            if (
+                okey.is_wild(taken)
+                or okey.is_wild(partner)
+                or (okey.plays_as(partner) == okey.plays_as(taken))
+            ):
+                yield (
+                    RuleViolation("GIVE_BACK_CAN_PAIR", tile=str(taken)),
+                    (LayDown((Group((taken, partner)),)),),
+                )
+                break
+    # Laid off after the rack tiles (or okeys) that lead to it along a run.
+    yield from _lay_off_chains(state, taken, others)
+
+
+def _lay_off_chains(
+    state: HandState, taken: Tile, others: Sequence[Tile]
+) -> Iterator[tuple[RuleViolation, tuple[Action, ...]]]:
+    """Each run of ``taken``'s colour it can reach by laying rack tiles off first: the real
+    tile of each place between, else an okey."""
+    okey = state.okey
+    if okey.is_wild(taken):
+        return  # an okey lays off at any open end as it is
+    face = okey.plays_as(taken)
+    colour = face_colour(face)
+    top = HIGH_ONE if state.rules.run_may_end_12_13_1 else 13
+    places = [face_number(face)]
+    if places[0] == 1 and top == HIGH_ONE:
+        places.append(HIGH_ONE)
+    for index, item in enumerate(state.table):
+        meld = item.meld
+        if meld.kind is not MeldKind.RUN or meld.colour is not colour:
+            continue
+        for place in places:
+            if meld.high < place <= top:
+                between: Sequence[int] = range(meld.high + 1, place)
+                end = End.HIGH
+            elif place < meld.low:
+                between = range(meld.low - 1, place, -1)
+                end = End.LOW
+            else:
+                continue
+            if not between:
+                continue  # a lay-off as it is, tried already
+            free = list(others)
+            steps: list[Action] = []
+            for between_place in between:
+                wanted = _face_at(colour, between_place)
+                tile = next(
+                    (t for t in free if not okey.is_wild(t) and okey.plays_as(t) == wanted),
+                    None,
+                ) or next((t for t in free if okey.is_wild(t)), None)
+                if tile is None:
+                    break
+                free.remove(tile)
+                steps.append(LayOff(tile, index, end))
+            else:
+                yield (
+                    RuleViolation("GIVE_BACK_CAN_LAY_OFF", tile=str(taken)),
+                    (*steps, LayOff(taken, index, end)),
+                )
 
 
 def _open(state: HandState, seat: int, action: Open) -> tuple[HandState, tuple[Event, ...]]:
@@ -858,7 +1112,11 @@ __all__ = [
     "Phase",
     "TableMeld",
     "ThisTurn",
+    "WayDown",
     "apply",
     "finish_multiplier",
     "finish_of",
+    "taken_tile_way_down",
+    "taken_unused",
+    "twin_of",
 ]

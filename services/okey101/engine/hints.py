@@ -288,7 +288,7 @@ def _take_hint(state: HandState, seat: int, tile: Tile) -> TakeHint:
         take_backs=tuple(
             hint
             for hint in _take_backs(after, seat, after.seats[seat].rack)
-            if any(t.id == tile.id for t in hint.tiles)
+            if any(t.face == tile.face for t in hint.tiles)
         ),
         opening=None if me.opened_as is not None else _opening(after, seat, tile, now=True),
     )

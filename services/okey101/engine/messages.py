@@ -173,6 +173,34 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "You have already played this turn: the taken tile can no longer be given back.",
         "tr": "Bu turda zaten oynadın: aldığın taş artık geri verilemez.",
     },
+    # A give-back refused: the taken tile can still go down this turn (Boombala: "If you
+    # can't, you give it back"), and the sentence says how.
+    "GIVE_BACK_CAN_OPEN": {
+        "en": "You can open with {tile} this turn: open with it instead of giving it back.",
+        "tr": "{tile} ile bu turda açabilirsin: geri vermek yerine onunla aç.",
+    },
+    "GIVE_BACK_CAN_LAY_OFF": {
+        "en": "{tile} can be laid off on a meld on the table this turn: lay it off instead of "
+        "giving it back.",
+        "tr": "{tile} bu turda masadaki bir pere işlenebilir: geri vermek yerine onu işle.",
+    },
+    "GIVE_BACK_CAN_MELD": {
+        "en": "{tile} makes a new run or set with tiles on your rack: put it down instead of "
+        "giving it back.",
+        "tr": "{tile} ıstakandaki taşlarla yeni bir seri ya da per oluyor: geri vermek yerine "
+        "onu masaya koy.",
+    },
+    "GIVE_BACK_CAN_PAIR": {
+        "en": "{tile} makes a pair with a tile on your rack: put the pair down instead of "
+        "giving it back.",
+        "tr": "{tile} ıstakandaki bir taşla çift oluyor: geri vermek yerine çifti masaya koy.",
+    },
+    "GIVE_BACK_CAN_TAKE_OKEY": {
+        "en": "{tile} can take the place of an okey on the table: put it there and take the "
+        "okey instead of giving it back.",
+        "tr": "{tile} masadaki bir okeyin yerine konabilir: geri vermek yerine onu oraya koy ve "
+        "okeyi al.",
+    },
     "TILE_NOT_IN_RACK": {
         "en": "{tile} is not on your rack.",
         "tr": "{tile} ıstakanda yok.",

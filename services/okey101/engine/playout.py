@@ -30,7 +30,14 @@ from okey101.engine.actions import (
     TakeDiscard,
 )
 from okey101.engine.errors import OkeyError
-from okey101.engine.hand import Event, HandState, Phase, apply
+from okey101.engine.hand import (
+    Event,
+    HandState,
+    Phase,
+    apply,
+    taken_tile_way_down,
+    taken_unused,
+)
 from okey101.engine.melds import HIGH_ONE, Meld, MeldKind
 from okey101.engine.seat import OpenedAs
 from okey101.engine.solver.arrangement import Hand
@@ -120,19 +127,23 @@ class RandomPlayer:
         self._put_down(seat, step)
         if step.ended():
             return True
-        taken = step.state.this_turn.taken
-        unused = taken is not None and any(
-            tile.id == taken.id for tile in step.state.seats[seat].rack
-        )
+        unused = taken_unused(step.state.this_turn, step.state.seats[seat].rack) is not None
         # A taken tile it could not use: give it back where the rules allow (then draw), or
         # keep it where they let an opened player keep it.
-        if after_take and unused and step(GiveBack()):
-            step(Draw())
-            if step.ended():
-                return True
-            self._put_down(seat, step)
-            if step.ended():
-                return True
+        if after_take and unused:
+            if step(GiveBack()):
+                step(Draw())
+                if step.ended():
+                    return True
+                self._put_down(seat, step)
+                if step.ended():
+                    return True
+            else:
+                # Refused while it can still go down (Boombala): the engine's way down.
+                way = taken_tile_way_down(step.state, seat)
+                done = way is not None and all(step(action) for action in way.actions)
+                if done and step.ended():
+                    return True
         return any(step(Discard(tile)) for tile in self.discard_order(step.state, seat))
 
     def discard_order(self, state: HandState, seat: int) -> list[Tile]:

@@ -26,6 +26,9 @@ Readings of the format (documented here and in docs/scenarios.md):
   ``{rejected: CODE, message: "..."}`` holds only if the engine's English sentence is exactly that.
 - ``open_pairs`` with a group of three or more tiles is the engine's ``OPENING_MIXES_PAIRS`` (runs
   or sets in a pairs opening); a group of one tile is ``NOT_A_PAIR``.
+- ``partners: true`` plays the hand in partners (Boombala's option; the rule set's ``partners``
+  knob, as ``rule_overrides: {partners: true}`` also sets it): the result then has ``teams``,
+  the hand's points of seats 0+2 (team "0") and 1+3 (team "1"), and ``expect.teams`` checks them.
 """
 
 from __future__ import annotations
@@ -123,13 +126,24 @@ class ScenarioResult:
         result = self.state.result
         return {} if result is None else dict(enumerate(result.scores))
 
+    def teams(self) -> dict[int, int]:
+        """Partners' points this hand (team 0: seats 0+2, team 1: seats 1+3); empty until the
+        hand has ended."""
+        scores = self.scores()
+        if not scores:
+            return {}
+        return {team: scores[team] + scores[team + 2] for team in (0, 1)}
+
     def to_json(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "moves": [move.to_json() for move in self.moves],
             "penalties": {str(seat): value for seat, value in self.penalties().items()},
             "hand": self.hand(),
             "scores": {str(seat): value for seat, value in self.scores().items()},
         }
+        if self.state.rules.partners:
+            out["teams"] = {str(team): value for team, value in self.teams().items()}
+        return out
 
 
 @dataclass(slots=True)
@@ -188,6 +202,10 @@ def parse_scenario(data: object) -> Scenario:
         rules = rules.with_overrides(overrides)
     except InvalidInput as error:
         raise _fail(error.message()) from None
+    if "partners" in data:
+        if not isinstance(data["partners"], bool):
+            raise _fail(f"partners: '{data['partners']}' is not true or false")
+        rules = rules.with_overrides({"partners": data["partners"]})
 
     allocator = TileAllocator()
     try:
@@ -446,6 +464,8 @@ def check_expectations(result: ScenarioResult, expect: Mapping[str, Any] | None)
         for key, value in wanted_hand.items():
             if hand.get(str(key)) != value:
                 problems.append(f"hand.{key}: expected {value!r}, got {hand.get(str(key))!r}")
+    if "teams" in expect:
+        problems.extend(_compare_teams(result, expect["teams"]))
     if "scores" in expect:
         scores = result.scores()
         if not scores:
@@ -455,6 +475,26 @@ def check_expectations(result: ScenarioResult, expect: Mapping[str, Any] | None)
                 if scores.get(seat) != value:
                     problems.append(f"scores.{seat}: expected {value}, got {scores.get(seat)}")
     return problems
+
+
+def _compare_teams(result: ScenarioResult, raw: object) -> list[str]:
+    if not isinstance(raw, Mapping):
+        raise _fail("expect.teams must map teams (0: seats 0+2, 1: seats 1+3) to points")
+    wanted: dict[int, Any] = {}
+    for key, value in raw.items():
+        if isinstance(key, bool) or str(key) not in ("0", "1"):
+            raise _fail(f"expect.teams: '{key}' is not a team (0: seats 0+2, 1: seats 1+3)")
+        wanted[int(key)] = value
+    if not result.state.rules.partners:
+        return ["teams: the hand is not played in partners (partners: true)"]
+    teams = result.teams()
+    if not teams:
+        return ["teams: the hand has not ended"]
+    return [
+        f"teams.{team}: expected {value}, got {teams[team]}"
+        for team, value in wanted.items()
+        if teams[team] != value
+    ]
 
 
 def _expect_map(raw: object, key: str) -> dict[int, Any]:

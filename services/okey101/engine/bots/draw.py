@@ -35,7 +35,11 @@ def draw_decision(ctx: Context, state: HandState) -> Decision:
     # began (a sure tile down rather than a drawn gamble). Strictly smaller: with the stock
     # out (where the next seat may take the last discard) the hand then cannot go round for
     # ever.
-    used = all(tile.id != takeable.id for tile in plan.rack)
+    # Used: the rack ends the turn with no more tiles of its face than it began with (either
+    # copy put down is the taken tile).
+    used = sum(t.face == takeable.face for t in plan.rack) <= sum(
+        t.face == takeable.face for t in state.seats[seat].rack
+    )
     shrinks = len(plan.rack) < len(state.seats[seat].rack)
     if state.seats[seat].opened_as is not None and used and shrinks:
         return Decision((TakeDiscard(),), f"took {takeable}: puts it down", ctx.level)

@@ -23,10 +23,7 @@ from okey101.engine.tiles import Tile
 def choose_opening(ctx: Context, plan: Plan) -> Plan | None:
     """The opening to make now (with what it lays down after), or None to stay closed."""
     rules = ctx.rules
-    taken = plan.state.this_turn.taken
-    required = taken if taken is not None and plan.state.this_turn.taken_unopened else None
-    if required is not None and all(tile.id != required.id for tile in plan.rack):
-        required = None
+    required = plan.taken_unused() if plan.state.this_turn.taken_unopened else None
     hand = Hand(plan.rack, ctx.okey)
     whole = _whole_hand(ctx, plan, hand, required)
     if whole is not None:
@@ -45,7 +42,7 @@ def choose_opening(ctx: Context, plan: Plan) -> Plan | None:
                 and least.leftover
                 and (
                     required is None
-                    or any(t.id == required.id for m in least.melds for t in m.tiles)
+                    or any(t.face == required.face for m in least.melds for t in m.tiles)
                 )
             ):
                 arrangements.append(least)

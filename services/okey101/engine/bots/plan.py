@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from okey101.engine.actions import Action
 from okey101.engine.errors import OkeyError
-from okey101.engine.hand import HandState, apply
+from okey101.engine.hand import HandState, apply, taken_unused
 from okey101.engine.seat import Seat
 from okey101.engine.tiles import Tile
 
@@ -51,7 +51,5 @@ class Plan:
         return self.state.ended
 
     def taken_unused(self) -> Tile | None:
-        taken = self.state.this_turn.taken
-        if taken is not None and any(tile.id == taken.id for tile in self.rack):
-            return taken
-        return None
+        """The tile taken from the left while unused (either copy put down uses it)."""
+        return taken_unused(self.state.this_turn, self.rack)

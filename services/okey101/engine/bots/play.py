@@ -12,7 +12,7 @@ from okey101.engine.bots.opening import choose_opening
 from okey101.engine.bots.plan import Plan
 from okey101.engine.bots.put_down import best_put_down, use_taken
 from okey101.engine.bots.random_level import random_decision
-from okey101.engine.hand import HandState
+from okey101.engine.hand import HandState, taken_tile_way_down
 from okey101.engine.rules import LeftDiscardPolicy
 
 
@@ -49,7 +49,13 @@ def plan_turn(ctx: Context, start: Plan) -> Plan | None:
             if back.step(GiveBack()):
                 back.notes.append(f"gave {taken} back: no use for it")
                 return back
-            return None
+            # Refused while the tile can still go down: the engine's way down, from here.
+            way = taken_tile_way_down(plan.state, plan.seat)
+            if way is None or not all(plan.step(action) for action in way.actions):
+                return None
+            plan.notes.append(f"put {taken} down ({way.code})")
+            if plan.state.result is not None:  # a fourth pairs opening voids the hand
+                return plan
     return choose_discard(ctx, plan)
 
 

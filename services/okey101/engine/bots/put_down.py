@@ -198,17 +198,21 @@ def use_taken(ctx: Context, plan: Plan, taken: Tile) -> None:
                 plan.notes.append(f"laid off {taken}")
                 return
     for action in okey_takes(ctx, plan):
-        if any(t.id == taken.id for t in action.tiles) and plan.step(action):
+        if any(t.face == taken.face for t in action.tiles) and plan.step(action):
             plan.notes.append(f"put {taken} in place of an okey")
             return
     hand = Hand(plan.rack, ctx.okey)
     with_it = best_opening(hand, ctx.rules, required=taken)
     for meld in with_it.melds:
-        if any(t.id == taken.id for t in meld.tiles) and plan.step(LayDown((Group(meld.tiles),))):
+        if any(t.face == taken.face for t in meld.tiles) and plan.step(
+            LayDown((Group(meld.tiles),))
+        ):
             plan.notes.append(f"melded {taken}")
             return
     pairs = best_pairs(hand, required=taken)
     for meld in pairs.melds:
-        if any(t.id == taken.id for t in meld.tiles) and plan.step(LayDown((Group(meld.tiles),))):
+        if any(t.face == taken.face for t in meld.tiles) and plan.step(
+            LayDown((Group(meld.tiles),))
+        ):
             plan.notes.append(f"paired {taken}")
             return

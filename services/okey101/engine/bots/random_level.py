@@ -8,7 +8,7 @@ import random
 from okey101.engine.actions import Action, Discard, Draw, GiveBack, ShowIndicator, TakeDiscard
 from okey101.engine.bots.levels import BotLevel, Decision
 from okey101.engine.errors import RuleViolation
-from okey101.engine.hand import HandState, Phase, apply
+from okey101.engine.hand import HandState, Phase, apply, taken_unused
 from okey101.engine.legal import legal_actions
 from okey101.engine.playout import RandomPlayer, _Step
 
@@ -27,8 +27,7 @@ def random_decision(state: HandState, seat: int, seed: int, level: BotLevel) -> 
         )
         return Decision((first,), reason, level)
     step = _Step(state, seat)
-    taken = state.this_turn.taken
-    after_take = taken is not None and any(tile.id == taken.id for tile in state.seats[seat].rack)
+    after_take = taken_unused(state.this_turn, state.seats[seat].rack) is not None
     ok = player._finish_turn(seat, step, after_take=after_take)
     actions = [action for action, _state, _events in step.log]
     if any(isinstance(action, GiveBack) for action in actions):

@@ -84,6 +84,7 @@ def fill_hand_state(message: common_pb2.HandState, state: HandState) -> None:
     this_turn.opened = turn.opened
     this_turn.laid_off = turn.laid_off
     this_turn.took_okey = turn.took_okey
+    this_turn.twin_held = turn.twin_held
     if turn.taken is not None:
         this_turn.taken_tile_id = turn.taken.id
     if state.result is not None:
@@ -194,6 +195,7 @@ def hand_state_from_proto(message: common_pb2.HandState, *, field: str = "state"
         opened=turn.opened,
         laid_off=turn.laid_off,
         took_okey=turn.took_okey,
+        twin_held=turn.twin_held and taken is not None,
     )
     result: HandResult | None = None
     if message.HasField("result"):

@@ -368,6 +368,7 @@ def _this_turn_from_proto(
         opened=progress.opened,
         laid_off=progress.laid_off,
         took_okey=progress.took_okey,
+        twin_held=progress.twin_held and taken is not None,
     )
 
 

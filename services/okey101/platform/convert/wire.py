@@ -85,8 +85,18 @@ def view_meld_bytes(index: int, meld: Meld, owner: int, okey: Okey) -> bytes:
 
 
 def own_part(state: HandState, seat: int, entries: Sequence[bytes]) -> bytes:
-    """What a seat's view adds to the face-up part, serialized: its number and its rack."""
-    return SEAT_NUMBERS[seat] + b"".join([entries[tile.id] for tile in state.seats[seat].rack])
+    """What a seat's view adds to the face-up part, serialized: its number, its rack and, for
+    the seat to move, whether it held the taken tile's twin (a hidden tile: its own only)."""
+    rack = b"".join([entries[tile.id] for tile in state.seats[seat].rack])
+    if seat == state.turn and state.this_turn.twin_held:
+        return SEAT_NUMBERS[seat] + rack + _TWIN_HELD
+    return SEAT_NUMBERS[seat] + rack
+
+
+#: ``turn_progress { twin_held: true }``, merged into the face-up part's turn progress.
+_TWIN_HELD: Final = common_pb2.SeatView(
+    turn_progress=common_pb2.TurnProgress(twin_held=True)
+).SerializeToString()
 
 
 def rack_entries(state: HandState) -> list[bytes]:
