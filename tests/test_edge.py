@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from google.rpc import error_details_pb2
+from http_calls import post
 from okey.v1 import lobby_pb2, table_pb2
 
 from okey101.edge.forward import all_methods
@@ -35,24 +36,8 @@ def edge() -> Iterator[tuple[LocalStack, int]]:
         yield stack, service.port
 
 
-def _post(
-    port: int, path: str, body: bytes, content_type: str, **headers: str
-) -> tuple[int, dict[str, str], bytes]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
-    try:
-        names = {
-            "Content-Type": content_type,
-            **{k.replace("_", "-"): v for k, v in headers.items()},
-        }
-        connection.request("POST", path, body=body, headers=names)
-        answer = connection.getresponse()
-        return answer.status, {k.lower(): v for k, v in answer.getheaders()}, answer.read()
-    finally:
-        connection.close()
-
-
 def _json(port: int, path: str, message: dict[str, Any], **headers: str) -> tuple[int, Any]:
-    status, _headers, body = _post(
+    status, _headers, body = post(
         port, path, json.dumps(message).encode(), "application/json", **headers
     )
     return status, json.loads(body) if body else None
@@ -126,7 +111,7 @@ def test_connect_binary(edge: tuple[LocalStack, int]) -> None:
     request = lobby_pb2.LoginGuestRequest(
         request_id=str(uuid.uuid4()), device_id=f"edge-{uuid.uuid4()}", display_name="Mehmet"
     )
-    status, headers, body = _post(
+    status, headers, body = post(
         port, "/okey.v1.LobbyService/LoginGuest", request.SerializeToString(), "application/proto"
     )
     assert status == 200
@@ -159,7 +144,7 @@ def test_grpc_web(edge: tuple[LocalStack, int]) -> None:
     )
     payload = request.SerializeToString()
     framed = struct.pack(">BI", 0, len(payload)) + payload
-    status, _headers, body = _post(
+    status, _headers, body = post(
         port,
         "/okey.v1.LobbyService/LoginGuest",
         framed,
@@ -175,7 +160,7 @@ def test_grpc_web(edge: tuple[LocalStack, int]) -> None:
 def test_grpc_web_error_carries_the_status_details(edge: tuple[LocalStack, int]) -> None:
     _stack, port = edge
     payload = lobby_pb2.GetPlayerRequest(player_id="nobody").SerializeToString()
-    status, headers, body = _post(
+    status, headers, body = post(
         port,
         "/okey.v1.LobbyService/GetPlayer",
         struct.pack(">BI", 0, len(payload)) + payload,
@@ -338,7 +323,7 @@ def test_cors_preflight_allowed_and_refused(edge: tuple[LocalStack, int]) -> Non
     assert answer.status == 403
     assert answer.getheader("access-control-allow-origin") is None
     # The call itself from a refused origin is refused before it reaches the lobby.
-    status, headers, _body = _post(
+    status, headers, _body = post(
         port,
         "/okey.v1.LobbyService/LoginGuest",
         b"{}",
@@ -348,7 +333,7 @@ def test_cors_preflight_allowed_and_refused(edge: tuple[LocalStack, int]) -> Non
     assert status == 403
     assert "access-control-allow-origin" not in headers
     # An allowed origin's call is answered with the headers it may read exposed.
-    status, headers, _body = _post(
+    status, headers, _body = post(
         port,
         "/okey.v1.LobbyService/LoginGuest",
         json.dumps(
@@ -375,7 +360,7 @@ def test_an_internal_rpc_is_not_served(edge: tuple[LocalStack, int], path: str) 
     _stack, port = edge
     login = _login(port) if path.endswith("RecordHand") else None
     extra = {"Authorization": _bearer(login)} if login else {}
-    status, _headers, _body = _post(port, path, b"{}", "application/json", **extra)
+    status, _headers, _body = post(port, path, b"{}", "application/json", **extra)
     assert status == 404
 
 
@@ -385,9 +370,7 @@ def test_a_bad_body_is_refused_with_invalid_argument(edge: tuple[LocalStack, int
         (b"{not json", "application/json"),
         (b"\xff\xff\xff", "application/proto"),
     ):
-        status, headers, answer = _post(
-            port, "/okey.v1.LobbyService/LoginGuest", body, content_type
-        )
+        status, headers, answer = post(port, "/okey.v1.LobbyService/LoginGuest", body, content_type)
         assert status == 400
         assert headers["content-type"] == "application/json"
         error = json.loads(answer)
@@ -557,7 +540,7 @@ def test_an_unknown_enum_number_is_refused_alike_over_grpc_and_the_edge(
     login = _login(port)
     request = lobby_pb2.HostTableRequest(request_id=str(uuid.uuid4()), name="typo", host_seat=0)
     request.visibility = 7  # type: ignore[assignment]  # an open enum: any number goes on the wire
-    status, _headers, body = _post(
+    status, _headers, body = post(
         port,
         "/okey.v1.LobbyService/HostTable",
         request.SerializeToString(),

@@ -25,6 +25,7 @@ import grpc
 import pytest
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2
+from http_calls import post
 from okey.v1 import common_pb2, lobby_pb2, rules_pb2
 
 from okey101.edge import enums
@@ -131,22 +132,6 @@ def edge() -> Iterator[Edge]:
             server.stop(grace=None)
 
 
-def _post(
-    port: int, path: str, body: bytes, content_type: str, **headers: str
-) -> tuple[int, dict[str, str], bytes]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
-    try:
-        names = {
-            "Content-Type": content_type,
-            **{key.replace("_", "-"): value for key, value in headers.items()},
-        }
-        connection.request("POST", path, body=body, headers=names)
-        answer = connection.getresponse()
-        return answer.status, {k.lower(): v for k, v in answer.getheaders()}, answer.read()
-    finally:
-        connection.close()
-
-
 def _unb64(raw: str) -> bytes:
     return base64.b64decode(raw + "=" * (-len(raw) % 4))
 
@@ -198,7 +183,7 @@ def test_an_unknown_enum_value_is_refused_at_the_edge(
     edge: Edge, body: bytes, content_type: str, value: str
 ) -> None:
     edge.recorder.taken()
-    status, _headers, answer = _post(edge.port, RESOLVE, body, content_type, Accept_Language="tr")
+    status, _headers, answer = post(edge.port, RESOLVE, body, content_type, Accept_Language="tr")
     assert status == 400, answer
     error = json.loads(answer)
     assert error["code"] == "invalid_argument"
@@ -214,7 +199,7 @@ def test_an_unknown_enum_value_is_refused_over_grpc_web(edge: Edge, codec: str) 
     edge.recorder.taken()
     json_body = b'{"rules": {"preset": "RULE_PRESET_99"}}'
     message = _preset_number(99) if codec == "proto" else json_body
-    status, headers, body = _post(
+    status, headers, body = post(
         edge.port, RESOLVE, _grpc_web(message), f"application/grpc-web+{codec}", X_Grpc_Web="1"
     )
     assert status == 200
@@ -234,7 +219,7 @@ def test_known_enum_names_and_unknown_fields_still_pass(edge: Edge) -> None:
     body = json.dumps(
         {"rules": {"preset": "RULE_PRESET_BOOMBALA"}, "aFieldOfANewerClient": "TYPO"}
     ).encode()
-    status, _headers, answer = _post(edge.port, RESOLVE, body, "application/json")
+    status, _headers, answer = post(edge.port, RESOLVE, body, "application/json")
     assert status == 200, answer
     ((request, _metadata),) = edge.recorder.taken()
     assert request.rules.preset == common_pb2.RULE_PRESET_BOOMBALA
@@ -282,7 +267,7 @@ def test_grpc_over_http_1_1_is_a_415_that_says_where_grpc_goes(
     edge: Edge, content_type: str
 ) -> None:
     edge.recorder.taken()
-    status, _headers, body = _post(
+    status, _headers, body = post(
         edge.port, RESOLVE, _grpc_web(_preset_number(1)), content_type, TE="trailers"
     )
     assert status == 415
@@ -325,7 +310,7 @@ def _preflight(port: int, origin: str) -> int:
 )
 def test_a_look_alike_origin_is_refused(edge: Edge, origin: str) -> None:
     assert _preflight(edge.port, origin) == 403
-    status, headers, _body = _post(edge.port, RESOLVE, b"{}", "application/json", Origin=origin)
+    status, headers, _body = post(edge.port, RESOLVE, b"{}", "application/json", Origin=origin)
     assert status == 403 and "access-control-allow-origin" not in headers
 
 
@@ -354,7 +339,7 @@ def test_a_configured_origin_that_is_not_one_stops_the_edge_from_starting() -> N
 def test_the_service_is_told_the_peer_not_a_forged_forwarded_for(edge: Edge) -> None:
     edge.recorder.taken()
     for forged in ({"X_Forwarded_For": "203.0.113.9"}, {}):
-        status, _headers, answer = _post(edge.port, RESOLVE, b"{}", "application/json", **forged)
+        status, _headers, answer = post(edge.port, RESOLVE, b"{}", "application/json", **forged)
         assert status == 200, answer
     calls = edge.recorder.taken()
     assert [metadata.get("x-forwarded-for") for _request, metadata in calls] == [

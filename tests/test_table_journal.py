@@ -13,6 +13,7 @@ import pytest
 from databases import postgres_database
 from sqlalchemy import select
 from sqlalchemy.engine import make_url
+from table_rows import new_table_row
 
 from okey101.platform.database import Database
 from okey101.table import models
@@ -42,36 +43,6 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield url
 
 
-def _row(table_id: str) -> dict[str, Any]:
-    return {
-        "table_id": table_id,
-        "match_id": "m-1",
-        "name": "journal",
-        "visibility": 1,
-        "invite_code": "",
-        "state": 1,
-        "host_player_id": "",
-        "tournament_id": "",
-        "tournament_round": 0,
-        "preset": "oyna",
-        "rules": b"",
-        "rules_version": "okey101-rules/1",
-        "start_when_full": False,
-        "created_us": 1,
-        "updated_us": 1,
-        "seats": "[]",
-        "state_version": 0,
-        "last_sequence": 0,
-        "hand_number": 0,
-        "hand_id": "",
-        "dealer": 0,
-        "hand_state": None,
-        "match": "{}",
-        "turn_deadline_us": None,
-        "match_result": None,
-    }
-
-
 def _event(sequence: int, version: int, secret: bytes | None = None) -> EventRow:
     private = (secret, None, None, None)
     return EventRow(sequence, version, 7, "t-1-h1", b"public-%d" % sequence, private)
@@ -99,7 +70,7 @@ async def _prepared(url: str) -> tuple[Database, TableJournal]:
     database = Database(url)
     await database.migrate("table")
     async with database.write() as connection:
-        await connection.execute(models.tables.insert().values(**_row("t-1")))
+        await connection.execute(models.tables.insert().values(**new_table_row("t-1")))
     return database, TableJournal.for_url(database.url)
 
 

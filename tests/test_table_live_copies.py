@@ -15,42 +15,15 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from table_rows import new_table_row
+
 from okey101.platform.database import Database
 from okey101.table import models
 from okey101.table.journal import EventRow, Snapshot, TableJournal, Write
 from okey101.table.live import LiveTable, LiveTables
-from okey101.table.records import MatchRecord, SeatRecord, seats_to_json
 from okey101.table.store import TableStore
 
 TABLE = "t-live"
-
-ROW: dict[str, Any] = {
-    "table_id": TABLE,
-    "match_id": "m-live",
-    "name": "live",
-    "visibility": 1,
-    "invite_code": "",
-    "state": 1,
-    "host_player_id": "",
-    "tournament_id": "",
-    "tournament_round": 0,
-    "preset": "oyna",
-    "rules": b"",
-    "rules_version": "okey101-rules/1",
-    "start_when_full": False,
-    "created_us": 1,
-    "updated_us": 1,
-    "seats": seats_to_json([SeatRecord()] * 4),
-    "state_version": 0,
-    "last_sequence": 0,
-    "hand_number": 0,
-    "hand_id": "",
-    "dealer": 0,
-    "hand_state": None,
-    "match": MatchRecord().to_json(),
-    "turn_deadline_us": None,
-    "match_result": None,
-}
 
 
 def another_pods_write(revision: int) -> Write:
@@ -99,7 +72,7 @@ def scenario(tmp_path: Path, play: Any) -> None:
         database = Database(f"sqlite+aiosqlite:///{tmp_path / 'table.db'}")
         await database.migrate("table")
         async with database.write() as connection:
-            await connection.execute(models.tables.insert().values(**ROW))
+            await connection.execute(models.tables.insert().values(**new_table_row(TABLE)))
         journal = TableJournal.for_url(database.url)
         held = HeldJournal(journal)
         tables = LiveTables(held, TableStore(database))  # type: ignore[arg-type]
