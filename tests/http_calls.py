@@ -1,8 +1,10 @@
-"""Plain HTTP/1.1 calls to the edge, as curl would make them (the edge tests' one helper)."""
+"""Plain HTTP/1.1 calls to the edge, as curl would make them, and what they answer (the edge
+tests' helpers)."""
 
 from __future__ import annotations
 
 import http.client
+import struct
 
 
 def post(
@@ -21,3 +23,20 @@ def post(
         return answer.status, {k.lower(): v for k, v in answer.getheaders()}, answer.read()
     finally:
         connection.close()
+
+
+def grpc_web_frames(body: bytes) -> tuple[list[bytes], dict[str, str]]:
+    """A gRPC-Web answer's messages and its trailers (lowercased names)."""
+    messages, trailers, at = [], {}, 0
+    while at < len(body):
+        flags, length = struct.unpack(">BI", body[at : at + 5])
+        chunk = body[at + 5 : at + 5 + length]
+        at += 5 + length
+        if flags & 0x80:
+            for line in chunk.decode().split("\r\n"):
+                if line:
+                    key, _, value = line.partition(":")
+                    trailers[key.strip().lower()] = value.strip()
+        else:
+            messages.append(chunk)
+    return messages, trailers

@@ -13,8 +13,8 @@ from okey101.platform import convert
 from okey101.platform.convert.views import seat_view_from_proto, seat_views_to_proto
 
 
-def taken_with_its_twin_held() -> HandState:
-    """Seat 1 holds a K11 and takes the other from seat 0's discards."""
+def seat_one_takes_k11(rack: list[str]) -> HandState:
+    """Seat 1, opened, holding ``rack``, takes the K11 seat 0 discarded."""
     state = parse_scenario(
         {
             "indicator": "B1",
@@ -22,20 +22,21 @@ def taken_with_its_twin_held() -> HandState:
             "stock_count": 10,
             "rules": "oyna",
             "turn": 1,
-            "racks": {
-                0: ["B3", "B4", "B5"],
-                1: ["K9", "K10", "K11", "R3", "Y7"],
-                2: ["B6", "B7", "B8"],
-                3: ["K1", "K2", "K3"],
-            },
+            "racks": {0: ["B3", "B4", "B5"], 1: rack, 2: ["B6", "B7", "B8"], 3: ["K1", "K2", "K3"]},
             "discards": {0: ["K11"]},
             "table": [{"owner": 1, "tiles": ["R5", "R6", "R7"]}],
             "opened": {1: "runs"},
         }
     ).state
     taken, _events = apply(state, 1, TakeDiscard())
-    assert taken.this_turn.twin_held
     return taken
+
+
+def taken_with_its_twin_held() -> HandState:
+    """Seat 1 holds a K11 and takes the other."""
+    state = seat_one_takes_k11(["K9", "K10", "K11", "R3", "Y7"])
+    assert state.this_turn.twin_held
+    return state
 
 
 def test_a_state_snapshot_keeps_the_twin_held() -> None:
@@ -63,20 +64,7 @@ def test_only_the_seat_to_move_is_told_it_held_the_twin() -> None:
 
 
 def test_without_the_twin_nothing_is_said() -> None:
-    state = parse_scenario(
-        {
-            "indicator": "B1",
-            "phase": "draw",
-            "stock_count": 10,
-            "rules": "oyna",
-            "turn": 1,
-            "racks": {0: ["B3"], 1: ["K9", "K10", "R3"], 2: ["B6"], 3: ["K1"]},
-            "discards": {0: ["K11"]},
-            "table": [{"owner": 1, "tiles": ["R5", "R6", "R7"]}],
-            "opened": {1: "runs"},
-        }
-    ).state
-    taken, _events = apply(state, 1, TakeDiscard())
+    taken = seat_one_takes_k11(["K9", "K10", "R3"])
     assert not taken.this_turn.twin_held
     views, _spectator = seat_views_to_proto(taken)
     assert not views[1].turn_progress.twin_held

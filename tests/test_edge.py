@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from google.rpc import error_details_pb2
-from http_calls import post
+from http_calls import grpc_web_frames, post
 from okey.v1 import lobby_pb2, table_pb2
 
 from okey101.edge.forward import all_methods
@@ -121,22 +121,6 @@ def test_connect_binary(edge: tuple[LocalStack, int]) -> None:
     assert answer.tokens.access_token
 
 
-def _grpc_web_frames(body: bytes) -> tuple[list[bytes], dict[str, str]]:
-    messages, trailers, at = [], {}, 0
-    while at < len(body):
-        flags, length = struct.unpack(">BI", body[at : at + 5])
-        chunk = body[at + 5 : at + 5 + length]
-        at += 5 + length
-        if flags & 0x80:
-            for line in chunk.decode().split("\r\n"):
-                if line:
-                    key, _, value = line.partition(":")
-                    trailers[key.strip().lower()] = value.strip()
-        else:
-            messages.append(chunk)
-    return messages, trailers
-
-
 def test_grpc_web(edge: tuple[LocalStack, int]) -> None:
     _stack, port = edge
     request = lobby_pb2.LoginGuestRequest(
@@ -152,7 +136,7 @@ def test_grpc_web(edge: tuple[LocalStack, int]) -> None:
         X_Grpc_Web="1",
     )
     assert status == 200
-    messages, trailers = _grpc_web_frames(body)
+    messages, trailers = grpc_web_frames(body)
     assert trailers["grpc-status"] == "0"
     assert lobby_pb2.LoginGuestResponse.FromString(messages[0]).player.display_name == "Zeynep"
 
@@ -167,7 +151,7 @@ def test_grpc_web_error_carries_the_status_details(edge: tuple[LocalStack, int])
         "application/grpc-web+proto",
     )
     assert status == 200
-    _messages, trailers = _grpc_web_frames(body)
+    _messages, trailers = grpc_web_frames(body)
     found = {**headers, **trailers}
     assert found["grpc-status"] == "16"  # UNAUTHENTICATED: no token
     from google.rpc import status_pb2

@@ -25,7 +25,7 @@ import grpc
 import pytest
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2
-from http_calls import post
+from http_calls import grpc_web_frames, post
 from okey.v1 import common_pb2, lobby_pb2, rules_pb2
 
 from okey101.edge import enums
@@ -145,23 +145,6 @@ def _grpc_web(message: bytes) -> bytes:
     return struct.pack(">BI", 0, len(message)) + message
 
 
-def _grpc_web_trailers(body: bytes) -> dict[str, str]:
-    trailers, at = {}, 0
-    while at < len(body):
-        flags, length = struct.unpack(">BI", body[at : at + 5])
-        chunk = body[at + 5 : at + 5 + length]
-        at += 5 + length
-        if flags & 0x80:
-            for line in chunk.decode().split("\r\n"):
-                key, _, value = line.partition(":")
-                if key:
-                    trailers[key.strip().lower()] = value.strip()
-    return trailers
-
-
-# -- 2. Unknown enum values ------------------------------------------------------------------
-
-
 def _preset_number(number: int) -> bytes:
     """ResolveRuleSetRequest{rules{preset: number}} in binary (an open enum keeps any number)."""
     request = rules_pb2.ResolveRuleSetRequest(rules=common_pb2.RuleSet())
@@ -203,7 +186,7 @@ def test_an_unknown_enum_value_is_refused_over_grpc_web(edge: Edge, codec: str) 
         edge.port, RESOLVE, _grpc_web(message), f"application/grpc-web+{codec}", X_Grpc_Web="1"
     )
     assert status == 200
-    found = {**headers, **_grpc_web_trailers(body)}
+    found = {**headers, **grpc_web_frames(body)[1]}
     assert found["grpc-status"] == "3"  # INVALID_ARGUMENT
     from google.rpc import status_pb2
 

@@ -11,6 +11,7 @@ and the value sent.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -61,8 +62,7 @@ def unknown_name(value: object, descriptor: Descriptor, prefix: str = "") -> tup
     (or a number as a string) to ``unknown_number`` once parsed."""
     if not isinstance(value, dict) or descriptor.full_name.startswith(_WELL_KNOWN):
         return None
-    by_name = {field.name: field for field in descriptor.fields}
-    by_name.update({field.json_name: field for field in descriptor.fields})
+    by_name = _fields_by_key(descriptor)
     for key, item in value.items():
         field = by_name.get(key)
         if field is None or item is None:
@@ -79,6 +79,15 @@ def unknown_name(value: object, descriptor: Descriptor, prefix: str = "") -> tup
         if found is not None:
             return found
     return None
+
+
+@functools.cache
+def _fields_by_key(descriptor: Descriptor) -> dict[str, FieldDescriptor]:
+    """A message's fields by JSON name and by proto name (built once per message type: every
+    JSON request is read through it)."""
+    by_name = {field.name: field for field in descriptor.fields}
+    by_name.update({field.json_name: field for field in descriptor.fields})
+    return by_name
 
 
 def _unknown_names(field: FieldDescriptor, items: list[Any], path: str) -> tuple[str, str] | None:

@@ -12,6 +12,12 @@ or void (all four opened with pairs).
 
 A seat's part (``Seat``, ``OpenedAs``, ``PenaltyReason``) is in ``engine.seat``; how the hand
 ended (``EndReason``, ``Finish``, ``HandResult``) in ``engine.result``, which scoring reads too.
+
+Why one module of over 900 lines: it is the one idea of which moves ``apply`` accepts, and its
+last part (``taken_tile_way_down``) belongs to it. Boombala lets a taken tile be given back only
+when it cannot go down this turn, so that rule is defined by the other moves ``apply`` accepts:
+the search proposes ways and proves each with ``apply`` itself. Elsewhere it would import this
+module while this one imports it back: an import circle (tests/test_import_graph.py).
 """
 
 from __future__ import annotations
