@@ -1,13 +1,13 @@
 // An event as one line of the table's log, per person ("You drew R7" / "Ayla drew from the
 // stock"), in the page's language.
-import { EventKind, type Event, type SeatView } from "./gen/okey/v1/common_pb.js";
+import { EventKind, OccupantKind, type Event, type SeatView } from "./gen/okey/v1/common_pb.js";
 import { sentenceCase, t } from "./i18n.js";
 import { tileName } from "./tiles.js";
 
 export function seatName(view: SeatView | undefined, seat: number): string {
   const occupant = view?.seats[seat]?.occupant;
   const name = occupant?.displayName || t("seat_label", { seat: seat + 1 });
-  return occupant?.kind === 3 ? `${name} (${t("bot")})` : name;
+  return occupant?.kind === OccupantKind.BOT ? `${name} (${t("bot")})` : name;
 }
 
 export function describeEvent(event: Event, view: SeatView | undefined, mySeat: number | undefined): string {

@@ -5,7 +5,9 @@ import { create } from "@bufbuild/protobuf";
 import {
   ActionSchema,
   EventKind,
+  OpeningKind,
   Phase,
+  RunEnd,
   TileGroupSchema,
   type Action,
   type Event,
@@ -306,7 +308,8 @@ export class Game {
       return;
     }
     const tileGroups = groups.map((ids) => create(TileGroupSchema, { tileIds: ids }));
-    const opened = (view.seats[this.state.seat!]?.openedAs ?? 0) > 1;
+    const openedAs = view.seats[this.state.seat!]?.openedAs;
+    const opened = openedAs === OpeningKind.RUNS || openedAs === OpeningKind.PAIRS;
     try {
       if (!opened) {
         const answer = await rules.validateOpening({
@@ -316,7 +319,7 @@ export class Game {
           groups: tileGroups,
           takenTileId: view.turnProgress?.taken?.notation ? view.turnProgress.taken.id : undefined,
         });
-        let line = answer.kind === 3
+        let line = answer.kind === OpeningKind.PAIRS
           ? t("opening_pairs", { count: answer.pairCount, minimum: answer.minimum })
           : t("opening_total", { value: answer.value, minimum: answer.minimum });
         if (answer.valid) line += ` ✓ ${t("opening_ok")}`;
@@ -399,7 +402,7 @@ export class Game {
       void this.send([fits[0].action], undefined, undefined, true);
     } else if (fits.length > 1) {
       this.state.choices = fits.map((h) => ({
-        label: t("lay_off_on", { tile: this.name(h.tile), index: h.meldIndex + 1, end: h.end === 1 ? t("end_low") : h.end === 2 ? t("end_high") : "" }).trim(),
+        label: t("lay_off_on", { tile: this.name(h.tile), index: h.meldIndex + 1, end: h.end === RunEnd.LOW ? t("end_low") : h.end === RunEnd.HIGH ? t("end_high") : "" }).trim(),
         action: h.action!,
       }));
       this.changed();

@@ -1,6 +1,6 @@
 // Every seat's public side: who sits there, tiles in hand, how it opened, its total, its
 // discards (the last one on top: what the next seat may take), whose turn and the timer.
-import { OccupantKind, OpeningKind, type SeatView } from "./gen/okey/v1/common_pb.js";
+import { OccupantKind, OpeningKind, Phase, type SeatView } from "./gen/okey/v1/common_pb.js";
 import { h } from "./dom.js";
 import { seatName } from "./events.js";
 import { t } from "./i18n.js";
@@ -15,7 +15,7 @@ export function seatsView(view: SeatView, mySeat: number | undefined): HTMLEleme
     if (!side) continue;
     const occupant = side.occupant;
     const you = seat === mySeat;
-    const turn = view.turn === seat && view.phase !== 4;
+    const turn = view.turn === seat && view.phase !== Phase.ENDED;
     const opened =
       side.openedAs === OpeningKind.RUNS ? t("opened_runs") : side.openedAs === OpeningKind.PAIRS ? t("opened_pairs") : t("not_opened");
     const facts = [

@@ -13,9 +13,10 @@ The app talks to its table through a ``TablePort`` (``session.TableSession`` in 
 a resumable WatchTable stream: the stream's views and Act's answers are shown as they come, and
 an event the shown view does not include yet has a fresh view fetched (GetSeatView).
 
-It is a little over 900 lines and one idea: the app, its keys and their actions at one table.
-What it draws lives beside it (widgets, render, the reveal in reveal.py, the selection's worth in
-worth.py, the screens), and what a key sends is planned in moves.py and layoff.py.
+One idea: the app and its actions at one table. What it draws lives beside it (widgets, render,
+the title, the state line and the melds in table_lines.py, the reveal in reveal.py, the
+selection's worth in worth.py, the screens), which key plays which move is keys.py's table, and
+what a key sends is planned in moves.py and layoff.py.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from datetime import UTC, datetime
 import grpc
 import grpc.aio
 from okey.v1 import common_pb2
-from rich.console import Group as RichGroup
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
@@ -39,60 +39,25 @@ from textual.widgets import Footer, RichLog, Static
 from okey101.client import layoff, moves
 from okey101.client.errors import RETRYABLE, Rejection
 from okey101.client.i18n import Strings
+from okey101.client.keys import MOVE_ACTIONS, MOVES
 from okey101.client.memory import Kept, TableMemory
-from okey101.client.model import (
-    SheetRow,
-    TableModel,
-    rows_from_results,
-    sheet_rows,
-    view_target,
-)
+from okey101.client.model import SheetRow, TableModel, rows_from_results, sheet_rows
 from okey101.client.port import Connect, TablePort
-from okey101.client.render import (
-    face_name,
-    meld_text,
-    okey_tile,
-    tile_text,
-    tiles_plain,
-)
+from okey101.client.render import face_name, tiles_plain
 from okey101.client.resume import Reconnecting
 from okey101.client.reveal import reveal_lines
 from okey101.client.screens import ConfirmScreen, PickMeldScreen, ScoreSheetScreen
-from okey101.client.session import PRESET_NAMES, QuickMatchCancelled
+from okey101.client.session import QuickMatchCancelled
 from okey101.client.shown import shown
+from okey101.client.table_lines import (
+    choice_labels,
+    plan_labels,
+    state_text,
+    table_melds,
+    title_text,
+)
 from okey101.client.widgets import RackView, SeatBox
 from okey101.client.worth import opening_line, verdict_line
-from okey101.engine.actions import End
-
-_PHASE_KEYS = {
-    common_pb2.PHASE_FIRST: "phase_first",
-    common_pb2.PHASE_DRAW: "phase_draw",
-    common_pb2.PHASE_PLAY: "phase_play",
-    common_pb2.PHASE_ENDED: "phase_ended",
-}
-_MOVE_ACTIONS = frozenset(
-    {
-        "draw",
-        "take",
-        "select_tile",
-        "group",
-        "clear",
-        "open",
-        "meld",
-        "lay_off",
-        "take_okey",
-        "discard",
-        "best",
-        "sort",
-        "give_back",
-        "show_indicator",
-        "cursor",
-        "shift",
-        "insert_gap",
-        "remove_gap",
-    }
-)
-
 
 # --------------------------------------------------------------------------------------------
 # The app
@@ -176,59 +141,18 @@ class OkeyApp(App[int]):
         self.bind("p", "sheet", description=s("key_sheet"))
         if self.spectator:
             return
-        self.bind("d", "draw", description=s("key_draw"))
-        self.bind("t", "take", description=s("key_take"))
-        self.bind("space", "select_tile", description=s("key_select"), key_display=s("key_space"))
-        self.bind("g", "group", description=s("key_group"))
-        self.bind("o", "open", description=s("key_open"))
-        self.bind("m", "meld", description=s("key_meld"))
-        self.bind("l", "lay_off", description=s("key_lay_off"))
-        self.bind("k", "take_okey", description=s("key_take_okey"))
-        self.bind("x", "discard", description=s("key_discard"))
-        self.bind("a", "best", description=s("key_best"))
-        self.bind("c", "clear", description=s("key_clear"))
-        self.bind("s", "sort", description=s("key_sort"))
-        self.bind("b", "give_back", description=s("key_give_back"))
-        self.bind("i", "show_indicator", description=s("key_show_indicator"))
-        self.bind("left", "cursor(-1)", show=False)
-        self.bind("right", "cursor(1)", show=False)
-        self.bind("up", f"cursor(-{moves.ROW})", show=False)
-        self.bind("down", f"cursor({moves.ROW})", show=False)
-        self.bind("shift+left,comma", "shift(-1)", show=False)
-        self.bind("shift+right,full_stop", "shift(1)", show=False)
-        self.bind("minus", "insert_gap", description=s("key_gap"), key_display="-")
-        self.bind("backspace", "remove_gap", show=False)
-        plain = {
-            "minus": "insert_gap",
-            "backspace": "remove_gap",
-            "d": "draw",
-            "t": "take",
-            "space": "select_tile",
-            "g": "group",
-            "o": "open",
-            "m": "meld",
-            "l": "lay_off",
-            "k": "take_okey",
-            "x": "discard",
-            "a": "best",
-            "c": "clear",
-            "s": "sort",
-            "b": "give_back",
-            "i": "show_indicator",
-        }
-        for key, name in plain.items():
-            self._game_keys[key] = (name, getattr(self, f"action_{name}"))
-        for keys, step, name in (
-            (("left",), -1, "cursor"),
-            (("right",), 1, "cursor"),
-            (("up",), -moves.ROW, "cursor"),
-            (("down",), moves.ROW, "cursor"),
-            (("shift+left", "comma"), -1, "shift"),
-            (("shift+right", "full_stop"), 1, "shift"),
-        ):
-            method: Callable[[int], None] = getattr(self, f"action_{name}")
-            for key in keys:
-                self._game_keys[key] = (name, functools.partial(method, step))
+        for move in MOVES:
+            self.bind(
+                ",".join(move.keys),
+                move.binding,
+                description=move.description(s),
+                show=move.in_footer,
+                key_display=move.key_display(s),
+            )
+            method: Callable[..., None] = getattr(self, f"action_{move.action}")
+            run = method if move.step is None else functools.partial(method, move.step)
+            for key in move.keys:
+                self._game_keys[key] = (move.action, run)
 
     def is_game_key(self, key: str) -> bool:
         """Whether ``key`` is a move at the table (a popup closes on one and passes it on)."""
@@ -281,7 +205,7 @@ class OkeyApp(App[int]):
         self.memory.save(self.port.table_id, self._kept)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in _MOVE_ACTIONS and (self.spectator or isinstance(self.screen, ModalScreen)):
+        if action in MOVE_ACTIONS and (self.spectator or isinstance(self.screen, ModalScreen)):
             return False  # a spectator has no moves; an open popup passes them on (play_key)
         return self._allowed(action)
 
@@ -434,15 +358,11 @@ class OkeyApp(App[int]):
         if view is None:
             return
         s = self.strings
-        rules = _preset_name(view.rules.preset)
-        key = "subtitle_watch" if self.spectator else "subtitle_table"
         table_id = self.port.table_id if self.port is not None else view.table_id
-        title = f"{s('title')} · {s(key, table=table_id, rules=rules, hand=view.hand_number)}"
-        target = view_target(s, view)
-        self.title_bar.update(Text(f"{title} · {target}" if target else title))
+        self.title_bar.update(title_text(view, s, table_id, spectator=self.spectator))
         for seat in range(4):
             self.seat_boxes[seat].show(view, self.model, seat)
-        self._render_melds(view)
+        self.melds_view.update(table_melds(view, self.model))
         legend = s("legend", face=face_name(view.okey, s.language))
         self.legend.update(Text(legend))
         rack = self.rack_view
@@ -452,49 +372,11 @@ class OkeyApp(App[int]):
         self._render_selection()
         self._render_state()
 
-    def _render_melds(self, view: common_pb2.SeatView) -> None:
-        s = self.strings
-        if not view.table:
-            self.melds_view.update(Text(s("table_empty"), style="dim"))
-            return
-        lines = []
-        for item in view.table:
-            line = Text(f"#{item.index} {self.model.name(item.owner_seat)}: ", style="bold")
-            line.append_text(meld_text(item.meld, s.language))
-            if item.meld.value:
-                line.append(" " + s("meld_value", value=item.meld.value), style="dim")
-            lines.append(line)
-        self.melds_view.update(RichGroup(*lines))
-
     def _render_state(self) -> None:
         view = self.model.view
         if view is None:
             return
-        s = self.strings
-        phase = s(_PHASE_KEYS.get(view.phase, "phase_ended"))
-        if view.phase == common_pb2.PHASE_ENDED:
-            turn = Text(s("hand_over"), style="bold")
-        elif view.HasField("seat") and view.turn == view.seat:
-            turn = Text("▶ " + s("turn_you", phase=phase), style="bold yellow")
-        else:
-            turn = Text(s("turn_other", name=self.model.name(view.turn), phase=phase))
-        seconds = self.model.seconds_left(self.clock())
-        if seconds is not None and view.phase != common_pb2.PHASE_ENDED:
-            turn.append(" · ")
-            turn.append(
-                s("seconds_left", seconds=seconds), style="bold red" if seconds <= 10 else "bold"
-            )
-        line = Text()
-        line.append_text(turn)
-        line.append(" │ " + s("stock", count=view.stock_count))
-        line.append(" │ " + s("indicator", tile="").rstrip() + " ")
-        line.append_text(tile_text(view.indicator, language=s.language))
-        line.append(" " + s("okey_is", face="").rstrip() + " ")
-        line.append_text(tile_text(okey_tile(view.okey), language=s.language))
-        if view.HasField("takeable"):
-            line.append(" │ " + s("takeable", tile="").rstrip() + " ")
-            line.append_text(tile_text(view.takeable, language=s.language))
-        self.state_line.update(line)
+        self.state_line.update(state_text(view, self.model, self.clock()))
 
     def _render_selection(self) -> None:
         self.selection_line.update(self.selection_text)
@@ -680,30 +562,8 @@ class OkeyApp(App[int]):
             if plan is not None:
                 self._send(layoff.actions(plan), clear=True)
 
-        self.push_screen(PickMeldScreen(s("pick_meld"), self._plan_labels(view, plans)), chosen)
-
-    def _plan_labels(
-        self, view: common_pb2.SeatView, plans: Sequence[layoff.Plan]
-    ) -> list[tuple[layoff.Plan, Text]]:
-        by_index = {item.index: item for item in view.table}
-        by_id = {item.tile.id: item.tile for item in view.rack}
-        language = self.strings.language
-        out = []
-        for plan in plans:
-            label = Text()
-            for number, placement in enumerate(plan):
-                item = by_index[placement.meld_index]
-                if number:
-                    label.append(" · ")
-                if placement.tile_id in by_id:
-                    label.append_text(tile_text(by_id[placement.tile_id], language=language))
-                label.append(f" → #{item.index} {self.model.name(item.owner_seat)}: ")
-                label.append_text(meld_text(item.meld, language))
-                if placement.end is not None:
-                    key = "end_low" if placement.end is End.LOW else "end_high"
-                    label.append(f"  ({self.strings(key)})", style="dim")
-            out.append((plan, label))
-        return out
+        labelled = plan_labels(view, plans, self.model)
+        self.push_screen(PickMeldScreen(s("pick_meld"), labelled), chosen)
 
     def action_take_okey(self) -> None:
         view = self.model.view
@@ -735,16 +595,7 @@ class OkeyApp(App[int]):
         choices: Sequence[moves.MeldChoice],
         chosen: Callable[[moves.MeldChoice | None], None],
     ) -> None:
-        by_index = {item.index: item for item in view.table}
-        labelled = []
-        for choice in choices:
-            item = by_index[choice.meld_index]
-            label = Text(f"#{item.index} {self.model.name(item.owner_seat)}: ")
-            label.append_text(meld_text(item.meld, self.strings.language))
-            if choice.end is not None:
-                key = "end_low" if choice.end is End.LOW else "end_high"
-                label.append(f"  ({self.strings(key)})", style="dim")
-            labelled.append((choice, label))
+        labelled = choice_labels(view, choices, self.model)
         self.push_screen(PickMeldScreen(self.strings("pick_meld"), labelled), chosen)
 
     def action_best(self) -> None:
@@ -921,7 +772,3 @@ class OkeyApp(App[int]):
 
 def _is_new_line(event: common_pb2.Event) -> bool:
     return event.kind != common_pb2.EVENT_KIND_TURN_STARTED
-
-
-def _preset_name(preset: int) -> str:
-    return PRESET_NAMES.get(preset, "oyna")
