@@ -23,13 +23,13 @@ THIRD_PARTY_PROTOS := $(wildcard protos/third_party/google/rpc/*.proto)
 	screenshot web web-screenshots
 
 help:
-	@echo "make run    set up and start the stack (services arrive issue by issue)"
+	@echo "make run    set up and start the stack (the five services and the edge)"
 	@echo "make test   set up, lint, type-check and run the tests"
-	@echo "make lint   ruff, mypy and buf lint only"
+	@echo "make lint   ruff, mypy, buf lint and breaking, hadolint only"
 	@echo "make gen    generate the gRPC code from protos/ into build/gen"
 	@echo "make web    build the web client (web/ -> web/dist, served by the edge at /)"
 	@echo "make bench  benchmarks that print figures"
-	@echo "make bench-expert  the expert's 2,000-deal runs (hours; resumable: docs/journals/)"
+	@echo "make bench-expert  the expert's 2,000-deal runs (hours; resumable: var/journals/)"
 	@echo "make soak   the long versions of the abuse and fault tests, and a 30-minute load run"
 	@echo "make docs   regenerate docs/api.md from the protos' comments"
 	@echo "make screenshot  redraw docs/terminal-client.svg (the README's) from a real position"
@@ -129,17 +129,21 @@ bench: install
 
 # The expert's figures of issue #22 (docs/bots.md): 2,000 deals a run, four experts and expert
 # against hard for each preset, 96 rollouts a decision and no time bound (so that the figures do
-# not depend on the machine's load). Each run takes hours of both cores, so each is journaled in
-# docs/journals/ and resumes where it stopped: stop it when you must, commit the journals, and
-# run this again (a journal of other engine code is refused: then delete it and start over).
+# not depend on the machine's load, and a run is deterministic: the same code plays the same
+# deals). Each run takes hours of both cores, so each is journaled in var/journals/ (git-ignored)
+# and resumes where it stopped: stop it when you must and run this again; run again once whole,
+# it reads each journal and prints its figures without playing (a journal of other engine code is
+# refused: then delete it and start over).
 # Boombala first: it is the preset whose four experts are furthest from issue #22's 50%.
+JOURNALS := var/journals
 EXPERT_RUNS := expert-expert-boombala expert-expert-oyna expert-expert-north_sultan \
 	expert-hard-boombala expert-hard-oyna expert-hard-north_sultan
 bench-expert: install
+	@mkdir -p $(JOURNALS)
 	@for run in $(EXPERT_RUNS); do \
 		set -- $$(echo $$run | tr - ' '); \
 		$(BIN)/okey101 bench bots --deals 2000 --candidate $$1 --reference $$2 --rules $$3 \
-			--seed 0 --expert-seconds 0 --journal docs/journals/$$run-seed0.jsonl --json \
+			--seed 0 --expert-seconds 0 --journal $(JOURNALS)/$$run-seed0.jsonl --json \
 			|| exit $$?; \
 	done
 

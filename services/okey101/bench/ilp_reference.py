@@ -41,7 +41,7 @@ _WILD_MARK = "*"
 
 
 class HandLike(Protocol):
-    """What the reference reads of a hand (``okey101.engine.solver.Hand`` fits)."""
+    """What the reference reads of a hand (``okey101.engine.solver.arrangement.Hand`` fits)."""
 
     @property
     def tiles(self) -> Sequence[Tile]: ...

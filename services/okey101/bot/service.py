@@ -1,10 +1,10 @@
 """BotService: computer players over gRPC, stateless (protos/okey/v1/bot.proto).
 
 NextStep is thin: convert the request in (``platform.convert``), check that the view is the
-seat's to move in the phase asked, call the engine's bots (``engine.bots.decide``), convert the
-actions out. Everything the bot uses is in the request: the seat's view, the level, the seed
-and, optionally, the hand's events as the seat received them (its ``BotMemory``). The same
-request always gets the same answer.
+seat's to move in the phase asked, call the engine's bots (``engine.bots.entry_points.decide``),
+convert the actions out. Everything the bot uses is in the request: the seat's view, the level,
+the seed and, optionally, the hand's events as the seat received them (its ``BotMemory``). The
+same request always gets the same answer.
 
 Errors are the engine's, mapped by the platform: a malformed view, phase, level or history is
 INVALID_ARGUMENT (a view without a seat or whose phase is not the request's: BAD_FIELD); a view
