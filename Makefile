@@ -104,13 +104,13 @@ unit: install web
 
 test: lint unit
 
-# The long versions of the abuse tests (tests/test_abuse*.py, marked soak): many more fuzz
+# The long versions of the abuse tests (tests/abuse/test_abuse*.py, marked soak): many more fuzz
 # examples per RPC and more hands scanned for leaks. make test skips them (OKEY_SOAK unset).
-# Then the fault tests with longer outages and more tables (tests/test_faults.py reads
+# Then the fault tests with longer outages and more tables (tests/abuse/test_faults.py reads
 # OKEY_SOAK), and half an hour of human-paced tables on the whole stack (bench load).
 soak: install
 	OKEY_SOAK=1 $(BIN)/pytest -n 2 -q -m soak
-	OKEY_SOAK=1 $(BIN)/pytest -n 2 -q tests/test_faults.py
+	OKEY_SOAK=1 $(BIN)/pytest -n 2 -q tests/abuse/test_faults.py
 	$(BIN)/okey101 bench load --tables 60 --minutes 30 --pace 0.5 --json
 
 run: install web
@@ -165,12 +165,12 @@ k8s: install
 # The README's screenshot of the terminal client, drawn by a test from a real position.
 screenshot: install
 	OKEY_SCREENSHOT=$(abspath docs/terminal-client.svg) $(BIN)/pytest -q -p no:xdist \
-		tests/test_client_ui.py -k readme_screenshot
+		tests/client/test_client_ui.py -k readme_screenshot
 
 # The README's screenshots of the web client (docs/web-hand.png, web-reveal.png, web-phone.png),
 # taken by the browser tests from a hand played against bots.
 web-screenshots: install web
-	OKEY_WEB_SCREENSHOTS=$(abspath docs) $(BIN)/pytest -q -p no:xdist tests/test_web.py \
+	OKEY_WEB_SCREENSHOTS=$(abspath docs) $(BIN)/pytest -q -p no:xdist tests/web/test_web.py \
 		-k "whole_hand or phone"
 
 # The API reference, generated from the protos' comments (a test checks it is up to date).

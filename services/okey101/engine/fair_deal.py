@@ -17,7 +17,8 @@ bytes, hex). The deck order is then
 When the hand ends the server seed is revealed: its SHA-256 must equal the commitment, and
 ``deck_order`` of the published inputs must give the deck the hand was dealt from. The player
 seeds make the order unpredictable to the server as well, provided a player picks theirs after
-seeing the commitment. Test vectors: ``docs/fair-deals.md`` (and ``tests/test_fair_deal.py``).
+seeing the commitment. Test vectors: ``docs/fair-deals.md`` (and
+``tests/engine/test_fair_deal.py``).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Why one module of over 900 lines: it is the one idea of which moves ``apply`` ac
 last part (``taken_tile_way_down``) belongs to it. Boombala lets a taken tile be given back only
 when it cannot go down this turn, so that rule is defined by the other moves ``apply`` accepts:
 the search proposes ways and proves each with ``apply`` itself. Elsewhere it would import this
-module while this one imports it back: an import circle (tests/test_import_graph.py).
+module while this one imports it back: an import circle (tests/platform/test_import_graph.py).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ Nothing is hinted for a seat that is not to move but its opening and its okeys; 
 once the hand has ended. The answer is computed from the seat's ``SeatView`` alone, so it never
 depends on (or leaks) a hidden tile: every move is checked by ``apply`` on the view's shadow
 state (``engine.bots.shadow``: the unseen tiles as placeholders), and no rule of ``apply``
-reads another rack or the order of the stock. tests/test_engine_hints.py checks, on random
+reads another rack or the order of the stock. tests/engine/test_engine_hints.py checks, on random
 positions of the three presets, that every hinted move applies to the real state with the
 described effect and that every single-tile move ``apply`` accepts is hinted.
 

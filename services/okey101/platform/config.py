@@ -397,7 +397,7 @@ def settings_for_tests(service: str = "test", **changes: object) -> Settings:
         grace_seconds=2.0,
         revocation_poll_seconds=0.0,
         # Every in-process test calls from 127.0.0.1: one address for all its guests and
-        # hosts. A test of these limits sets them (tests/test_lobby_address_limits.py).
+        # hosts. A test of these limits sets them (tests/lobby/test_lobby_address_limits.py).
         new_guest_limit_per_address_per_minute=100_000,
         host_table_limit_per_address_per_minute=100_000,
     )

@@ -1,0 +1,118 @@
+"""The lobby for tests: its settings, a client of a lobby running in-process as ``okey101 serve
+lobby`` runs it (``start_lobby``), and what a refused call carried.
+
+The lobby tests (``tests/lobby/``) and the stack, abuse and platform tests that need a lobby use
+these.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import grpc.aio
+import pytest
+from google.rpc import error_details_pb2, status_pb2
+from okey.v1 import lobby_pb2, lobby_pb2_grpc
+from sqlalchemy import func, select
+
+from okey101.lobby import Lobby, start_lobby
+from okey101.platform.config import Settings, settings_for_tests
+
+
+def lobby_settings(var_dir: Path, database_url: str | None = None, **changes: Any) -> Settings:
+    return settings_for_tests(
+        "lobby",
+        var_dir=var_dir,
+        database_url=database_url or f"sqlite+aiosqlite:///{var_dir / 'lobby.db'}",
+        jwks_port=0,
+        log_level="warning",
+        **changes,
+    )
+
+
+def bearer(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+@dataclass
+class Client:
+    """A channel to a running lobby, its stub, and the lobby itself."""
+
+    lobby: Lobby
+    channel: grpc.aio.Channel
+
+    @property
+    def stub(self) -> Any:
+        return lobby_pb2_grpc.LobbyServiceStub(self.channel)
+
+    async def guest(self, device: str | None = None, name: str = "Ayşe") -> Any:
+        """A new guest's LoginGuestResponse."""
+        return await self.stub.LoginGuest(
+            lobby_pb2.LoginGuestRequest(
+                request_id=uuid.uuid4().hex,
+                device_id=device or f"device-{uuid.uuid4().hex}",
+                display_name=name,
+            ),
+            timeout=30,
+        )
+
+    async def count(self, table: Any, *where: Any) -> int:
+        async with self.lobby.servicer.database.read() as session:
+            query = select(func.count()).select_from(table)
+            for condition in where:
+                query = query.where(condition)
+            return int((await session.execute(query)).scalar_one())
+
+
+@contextlib.asynccontextmanager
+async def lobby_client(settings: Settings, **options: Any) -> AsyncIterator[Client]:
+    async with start_lobby(settings, **options) as lobby:
+        channel = grpc.aio.insecure_channel(lobby.target)
+        try:
+            yield Client(lobby, channel)
+        finally:
+            await channel.close()
+
+
+def run(coroutine: Any) -> Any:
+    return asyncio.run(coroutine)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What a failed call carried: its code, ErrorInfo and sentence."""
+
+    code: grpc.StatusCode
+    reason: str
+    metadata: dict[str, str]
+    message: str
+    locale: str
+
+
+def failure(error: grpc.aio.AioRpcError) -> Failure:
+    status = next(
+        status_pb2.Status.FromString(value)
+        for key, value in (error.trailing_metadata() or ())
+        if key == "grpc-status-details-bin" and isinstance(value, bytes)
+    )
+    info = error_details_pb2.ErrorInfo()
+    localized = error_details_pb2.LocalizedMessage()
+    assert len(status.details) == 2
+    assert status.details[0].Unpack(info) and status.details[1].Unpack(localized)
+    assert info.domain == "okey101"
+    return Failure(error.code(), info.reason, dict(info.metadata), localized.message,
+                   localized.locale)  # fmt: skip
+
+
+async def refused(call: Any) -> Failure:
+    """The failure of an awaited call that must fail."""
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await call
+    return failure(caught.value)
