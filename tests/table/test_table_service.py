@@ -390,7 +390,7 @@ def test_seats_are_their_players_own_and_turns_are_kept(tmp_path: Path) -> None:
                 table_pb2.ActRequest(request_id="bad id!", table_id=table_id, seat=0),
                 stack.player_auth(PLAYERS[0]),
             )
-            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_FIELD")
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST_ID")
             code, _, _ = await refused(
                 stub.CreateTable,
                 table_pb2.CreateTableRequest(request_id="c", rules=one_hand_rules()),

@@ -29,7 +29,6 @@ from okey101.lobby.errors import Invalid
 from okey101.lobby.models import requests
 from okey101.platform.database import Database
 from okey101.platform.idempotency import (
-    REQUEST_ID,
     UNFINGERPRINTED,
     CallKey,
     ClaimedAnswers,
@@ -48,15 +47,6 @@ STORE: Final = SealedAnswers(
     requests, namespace="okey101-lobby-request", salt=b"okey101-lobby-answers/1"
 )
 ANSWERS: Final = ClaimedAnswers[CallKey](STORE, lambda _key: Invalid("REQUEST_ID_REUSED"))
-
-
-def check_request_id(request_id: str) -> str:
-    """The request id, which must be there and well formed (INVALID_ARGUMENT otherwise)."""
-    if not request_id:
-        raise Invalid("FIELD_REQUIRED", field="request_id")
-    if REQUEST_ID.fullmatch(request_id) is None:
-        raise Invalid("BAD_REQUEST_ID")
-    return request_id
 
 
 def once(
@@ -92,7 +82,6 @@ __all__ = [
     "ANSWERS_KEPT_US",
     "SECRET_FREE",
     "STORE",
-    "check_request_id",
     "kept_after",
     "once",
     "peek",

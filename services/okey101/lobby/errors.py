@@ -32,18 +32,9 @@ from okey101.platform.messages import PLATFORM, Catalogue, Catalogued
 
 CATALOGUE: dict[str, dict[str, str]] = {
     # Malformed requests.
-    "FIELD_REQUIRED": {
-        "en": "The request needs {field}.",
-        "tr": "İstekte {field} alanı olmalı.",
-    },
     "BAD_USERNAME": {
         "en": "A username is 3 to 32 characters of a-z, 0-9, '_', '.' and '-'.",
         "tr": "Kullanıcı adı a-z, 0-9, '_', '.' ve '-' karakterlerinden 3 ile 32 tane olmalı.",
-    },
-    "BAD_REQUEST_ID": {
-        "en": "A request_id is 1 to 64 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'.",
-        "tr": "request_id, A-Z, a-z, 0-9, '.', '_', ':' ve '-' karakterlerinden 1 ile 64 tane "
-        "olmalı.",
     },
     "REQUEST_ID_REUSED": {
         "en": "This request_id was already used for a different request; use a new one.",

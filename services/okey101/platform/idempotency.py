@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import time
 from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass
@@ -53,8 +52,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from okey101.platform.database import Database, insert_ignoring_conflicts
 
-#: A well-formed request id (common.proto): each service says how it refuses another.
-REQUEST_ID: Final = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 #: Fields no fingerprint covers: the id itself and the language (a retry in another language is
 #: the same request). Services add their secrets.
 UNFINGERPRINTED: Final = frozenset({"request_id", "locale"})
@@ -482,7 +479,6 @@ class RowAnswers:
 
 
 __all__ = [
-    "REQUEST_ID",
     "UNFINGERPRINTED",
     "AnswerStore",
     "CallKey",

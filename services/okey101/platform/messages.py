@@ -83,7 +83,16 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "Seat {seat} is not yours.",
         "tr": "{seat} numaralı koltuk senin değil.",
     },
-    # Malformed input the platform checks itself (``platform.names``; the lobby's too).
+    # Malformed input the platform checks itself (``platform.ids``, ``platform.names``).
+    "FIELD_REQUIRED": {
+        "en": "The request needs {field}.",
+        "tr": "İstekte {field} alanı olmalı.",
+    },
+    "BAD_REQUEST_ID": {
+        "en": "A request_id is 1 to 64 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'.",
+        "tr": "request_id, A-Z, a-z, 0-9, '.', '_', ':' ve '-' karakterlerinden 1 ile 64 tane "
+        "olmalı.",
+    },
     "BAD_LENGTH": {
         "en": "The field {field} must be {minimum} to {maximum} characters long.",
         "tr": "{field} alanı {minimum} ile {maximum} karakter arasında olmalı.",

@@ -15,10 +15,6 @@ from okey101.platform.messages import PLATFORM, Catalogue, Catalogued
 
 CATALOGUE: dict[str, dict[str, str]] = {
     # Malformed requests.
-    "FIELD_REQUIRED": {
-        "en": "The request needs {field}.",
-        "tr": "İstekte {field} alanı olmalı.",
-    },
     "HAND_NOT_ENDED": {
         "en": "Hand {hand_id} has not ended: only a final state (phase ended, result set) is "
         "recorded.",

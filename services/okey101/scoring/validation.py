@@ -40,8 +40,8 @@ from okey101.engine.rules import RuleSet
 from okey101.engine.scoring import score_hand
 from okey101.engine.seat import OpenedAs, PenaltyReason
 from okey101.platform import convert
-from okey101.platform.idempotency import REQUEST_ID, fingerprint
-from okey101.platform.schema import ID_LENGTH
+from okey101.platform.idempotency import fingerprint
+from okey101.platform.ids import check_id, check_request_id, shown_value
 from okey101.scoring.errors import Conflict, Invalid
 
 HEX: Final = re.compile(r"(?:[0-9a-fA-F]{2})*")
@@ -95,27 +95,6 @@ class CheckedMatch:
 # Small checks
 
 
-def check_request_id(value: str) -> None:
-    if not value:
-        raise Invalid("FIELD_REQUIRED", field="request_id")
-    if not REQUEST_ID.fullmatch(value):
-        raise Invalid("BAD_FIELD", field="request_id", value=_shown(value))
-
-
-def check_id(value: str, field: str, *, required: bool = True) -> str:
-    if not value:
-        if required:
-            raise Invalid("FIELD_REQUIRED", field=field)
-        return value
-    if len(value) > ID_LENGTH or not value.isprintable():
-        raise Invalid("BAD_FIELD", field=field, value=_shown(value))
-    return value
-
-
-def _shown(value: str) -> str:
-    return value if len(value) <= 40 else value[:37] + "..."
-
-
 def check_seats(
     seats: Sequence[scoring_pb2.SeatPlayer], field: str = "seats"
 ) -> tuple[SeatInfo, ...]:
@@ -143,12 +122,12 @@ def check_seats(
 
 def _check_deal(deal: common_pb2.DealRecord, hand_id: str) -> None:
     if deal.hand_id and deal.hand_id != hand_id:
-        raise Invalid("BAD_FIELD", field="deal.hand_id", value=_shown(deal.hand_id))
+        raise Invalid("BAD_FIELD", field="deal.hand_id", value=shown_value(deal.hand_id))
     commitment = deal.server_seed_sha256.lower()
     if not commitment:
         raise Invalid("FIELD_REQUIRED", field="deal.server_seed_sha256")
     if len(commitment) != 64 or not HEX.fullmatch(commitment):
-        raise Invalid("BAD_FIELD", field="deal.server_seed_sha256", value=_shown(commitment))
+        raise Invalid("BAD_FIELD", field="deal.server_seed_sha256", value=shown_value(commitment))
     if not deal.server_seed:
         raise Invalid("FIELD_REQUIRED", field="deal.server_seed")
     if not HEX.fullmatch(deal.server_seed):
@@ -302,7 +281,7 @@ def check_match(request: scoring_pb2.RecordMatchRequest) -> CheckedMatch:
             raise Invalid(
                 "BAD_FIELD",
                 field=f"result.seats[{index}].player_id",
-                value=_shown(line.player_id),
+                value=shown_value(line.player_id),
             )
     if not result.hand_ids:
         raise Invalid("FIELD_REQUIRED", field="result.hand_ids")

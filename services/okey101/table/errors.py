@@ -8,20 +8,12 @@ STALE_VERSION, NOT_YOUR_TURN, ...) render from their catalogues.
 
 from __future__ import annotations
 
-import re
-from typing import Final
-
 from okey101.engine.errors import InvalidInput, RuleViolation
 from okey101.platform.errors import Aborted, NotFound, PermissionDenied, Unavailable
 from okey101.platform.messages import PLATFORM, Catalogue, Catalogued
-from okey101.platform.schema import ID_LENGTH
 
 CATALOGUE: dict[str, dict[str, str]] = {
     # Malformed requests.
-    "FIELD_REQUIRED": {
-        "en": "The request needs {field}.",
-        "tr": "İstekte {field} alanı olmalı.",
-    },
     "REQUEST_ID_REUSED": {
         "en": "Request id {request_id} was already used for a different request: use a new id "
         "for a new change.",
@@ -124,9 +116,6 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
 }
 
-REQUEST_ID: Final = re.compile(r"[A-Za-z0-9._:-]{1,64}")
-
-
 #: This service's sentences, over the platform's and the engine's.
 SENTENCES = Catalogue(CATALOGUE, then=PLATFORM.render)
 render = SENTENCES.render
@@ -160,22 +149,6 @@ class NotReady(_Catalogued, Unavailable):
     """A dependency cannot be reached: UNAVAILABLE (retry with the same request id)."""
 
 
-def check_request_id(value: str) -> str:
-    if not value:
-        raise Invalid("FIELD_REQUIRED", field="request_id")
-    if not REQUEST_ID.fullmatch(value):
-        raise Invalid("BAD_FIELD", field="request_id", value=value[:70])
-    return value
-
-
-def check_id(value: str, field: str) -> str:
-    if not value:
-        raise Invalid("FIELD_REQUIRED", field=field)
-    if len(value) > ID_LENGTH or not value.isprintable():
-        raise Invalid("BAD_FIELD", field=field, value=value[:70])
-    return value
-
-
 __all__ = [
     "CATALOGUE",
     "SENTENCES",
@@ -185,7 +158,5 @@ __all__ = [
     "Missing",
     "NotReady",
     "Stale",
-    "check_id",
-    "check_request_id",
     "render",
 ]

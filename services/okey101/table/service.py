@@ -40,6 +40,7 @@ from okey101.platform.auth import Access, AccessPolicy, Claims, require_claims
 from okey101.platform.convert import wire
 from okey101.platform.errors import request_language
 from okey101.platform.idempotency import fingerprint, same_request
+from okey101.platform.ids import check_id, check_request_id
 from okey101.platform.names import TITLE_MAX, shown_name
 from okey101.platform.registration import add_servicer
 from okey101.table import metrics
@@ -52,8 +53,6 @@ from okey101.table.errors import (
     Denied,
     Invalid,
     Missing,
-    check_id,
-    check_request_id,
 )
 from okey101.table.limits import ActLimiter
 from okey101.table.live import LiveTable

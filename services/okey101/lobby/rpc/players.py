@@ -12,7 +12,6 @@ from prometheus_client import Counter
 
 from okey101.lobby import answers
 from okey101.lobby.accounts import token_caller
-from okey101.lobby.answers import check_request_id
 from okey101.lobby.convert import (
     login_account_answer,
     login_guest_answer,
@@ -26,6 +25,7 @@ from okey101.lobby.rpc import checks
 from okey101.lobby.rpc.base import LobbyCalls, log
 from okey101.platform.auth import Claims, bearer_token, require_claims
 from okey101.platform.handlers import Context
+from okey101.platform.ids import check_request_id
 
 LOGINS: Final = Counter(
     "okey_lobby_logins_total",

@@ -8,7 +8,6 @@ from typing import Final
 from okey.v1 import common_pb2, lobby_pb2, table_pb2
 
 from okey101.lobby import answers, bracket
-from okey101.lobby.answers import check_request_id
 from okey101.lobby.errors import Invalid, Missing
 from okey101.lobby.peers import derived_request_id
 from okey101.lobby.rpc import checks
@@ -16,6 +15,7 @@ from okey101.lobby.rpc.base import LobbyCalls
 from okey101.lobby.workers import host_table_calls
 from okey101.platform import paging
 from okey101.platform.handlers import Context
+from okey101.platform.ids import check_request_id
 from okey101.platform.names import TITLE_MAX
 
 #: BrowseTables' page size (default, maximum) from lobby.proto.

@@ -10,7 +10,6 @@ from typing import Final
 from okey.v1 import lobby_pb2
 
 from okey101.lobby import answers, bracket
-from okey101.lobby.answers import check_request_id
 from okey101.lobby.convert import (
     TOURNAMENT_STATES,
     created_tournament_answer,
@@ -25,6 +24,7 @@ from okey101.lobby.workers import close_tournament_tables
 from okey101.platform import paging
 from okey101.platform.auth import require_claims
 from okey101.platform.handlers import Context
+from okey101.platform.ids import check_request_id
 from okey101.platform.names import TITLE_MAX
 
 #: Page sizes (default, maximum) from lobby.proto.
