@@ -37,7 +37,7 @@ from okey.v1 import common_pb2, lobby_pb2, lobby_pb2_grpc, table_pb2, table_pb2_
 
 from okey101.engine.bots.entry_points import fallback_decision
 from okey101.lobby import Limits, Options, start_lobby
-from okey101.lobby.limits import RateLimit
+from okey101.lobby.stores.rate_limits import RateLimit
 from okey101.platform import convert, logs
 
 from support.abuse import rack_in, secret_in, soak

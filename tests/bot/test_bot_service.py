@@ -44,10 +44,10 @@ from okey101.engine.bots.expert import ExpertBudget
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import OkeyError
 from okey101.engine.hand import HandState, Phase, apply
-from okey101.engine.messages import render
 from okey101.engine.playout import RandomPlayer
 from okey101.engine.rules import LeftDiscardPolicy, RuleSet
 from okey101.engine.seat import Seat
+from okey101.engine.sentences import render
 from okey101.engine.view import view
 from okey101.lobby.rpc import checks
 from okey101.platform import convert

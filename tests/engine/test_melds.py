@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from okey101.engine.errors import InvalidInput, RuleViolation
 from okey101.engine.melds import HIGH_ONE, Meld, MeldKind, make_group, make_meld, make_pair
-from okey101.engine.messages import CATALOGUE
 from okey101.engine.rules import RuleSet
+from okey101.engine.sentences import CATALOGUE
 from okey101.engine.tiles import (
     FALSE_JOKER_FACE,
     Colour,

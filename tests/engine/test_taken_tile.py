@@ -39,10 +39,10 @@ from okey101.engine.hand import (
 )
 from okey101.engine.hints import seat_hints
 from okey101.engine.legal import legal_actions
-from okey101.engine.messages import render
 from okey101.engine.playout import RandomPlayer
 from okey101.engine.rules import RuleSet
 from okey101.engine.scenario import parse_scenario
+from okey101.engine.sentences import render
 from okey101.engine.tiles import Tile, parse_face
 from okey101.engine.view import view
 

@@ -653,7 +653,7 @@ def test_peers_are_reached_through_headless_services_by_round_robin(
             (port,) = [p for p in target["spec"]["ports"] if p["port"] == int(match.group(2))]
             assert port["name"] == "grpc" and port["port"] == SERVICE_PORTS[peer][0]
     # The client side really balances: the platform's channels ask for round_robin.
-    from okey101.platform.clients import CHANNEL_OPTIONS
+    from okey101.platform.peer_channels import CHANNEL_OPTIONS
 
     assert "round_robin" in dict(CHANNEL_OPTIONS)["grpc.service_config"]  # type: ignore[operator]
 

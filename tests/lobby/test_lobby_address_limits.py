@@ -27,8 +27,8 @@ from okey.v1 import common_pb2, lobby_pb2, lobby_pb2_grpc, table_pb2
 from sqlalchemy import func, select
 
 from okey101.lobby import Limits, Lobby, Options, start_lobby
-from okey101.lobby.limits import RateLimit, address_subject
 from okey101.lobby.models import players
+from okey101.lobby.stores.rate_limits import RateLimit, address_subject
 from okey101.platform.addresses import TrustedProxies
 from okey101.platform.config import Settings, load_settings, settings_for_tests
 

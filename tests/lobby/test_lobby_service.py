@@ -34,14 +34,15 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from okey.v1 import common_pb2, lobby_pb2, lobby_pb2_grpc
 from sqlalchemy import select
 
-from okey101.lobby import Limits, Options, answers
-from okey101.lobby.convert import created_tournament_answer
+from okey101.lobby import Limits, Options
 from okey101.lobby.errors import CATALOGUE
-from okey101.lobby.limits import RateLimit
+from okey101.lobby.messages import created_tournament_answer
 from okey101.lobby.models import players, queue, refresh_tokens, requests
-from okey101.lobby.quick_match import QuickMatchQueue
 from okey101.lobby.records import LeaseLost, PlayerRow
-from okey101.lobby.tournaments import NewTournament, Tournaments
+from okey101.lobby.stores import answers
+from okey101.lobby.stores.quick_match import QuickMatchQueue
+from okey101.lobby.stores.rate_limits import RateLimit
+from okey101.lobby.stores.tournaments import NewTournament, Tournaments
 from okey101.platform.auth import (
     JwksVerifier,
     SigningKey,

@@ -38,13 +38,13 @@ from okey.v1 import (
 from sqlalchemy import select
 
 from okey101.engine.bots.entry_points import fallback_decision
+from okey101.lobby.matchmaker import Matchmaker
 from okey101.lobby.models import queue, tournament_leases, tournament_tables
-from okey101.lobby.peers import TableClient
-from okey101.lobby.workers import Matchmaker
+from okey101.lobby.peer_clients import TableClient
 from okey101.platform import convert
 from okey101.platform.auth import TokenIssuer, dev_signing_key
-from okey101.platform.clients import Peers as Peers_
 from okey101.platform.database import Database
+from okey101.platform.peer_channels import PeerChannels
 from okey101.platform.server import ServerHandle
 from okey101.stack import free_port, wait_serving
 from okey101.table.runtime import start_table
@@ -604,7 +604,7 @@ def test_a_half_made_quick_match_table_another_pod_finishes_is_never_closed(
 
                 await until(kept, 30, "a half-made table kept for the group")
                 (half_made,) = matchmaker.pending.values()
-                other_pod = Peers_(settings.replace(table_address=peers.table.target))
+                other_pod = PeerChannels(settings.replace(table_address=peers.table.target))
                 try:
                     other = Matchmaker(client.lobby.servicer.repository, TableClient(other_pod))
                     assert await other.match_all() == 1

@@ -40,7 +40,7 @@ from okey101.client.screens import ConfirmScreen, ScoreSheetScreen
 from okey101.client.session import Endpoints, GuestStore, Player, new_request_id
 from okey101.client.simulate import play_match, play_turn
 from okey101.engine.bots.levels import BotLevel
-from okey101.engine.messages import render
+from okey101.engine.sentences import render
 from okey101.services import SERVICES, built_services
 from okey101.stack import FAST, LocalStack, local_stack
 

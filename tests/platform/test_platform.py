@@ -36,7 +36,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from okey101.engine.errors import InvalidInput, RuleViolation
 from okey101.platform import collector
-from okey101.platform import messages as platform_messages
+from okey101.platform import sentences as platform_sentences
 from okey101.platform.auth import (
     AccessPolicy,
     JwksVerifier,
@@ -715,7 +715,7 @@ def test_platform_sentences_name_the_same_parameters_in_both_languages() -> None
     def fields(template: str) -> set[str]:
         return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
-    for code, entry in platform_messages.CATALOGUE.items():
+    for code, entry in platform_sentences.CATALOGUE.items():
         assert set(entry) == {"en", "tr"}, code
         assert fields(entry["en"]) == fields(entry["tr"]), code
 

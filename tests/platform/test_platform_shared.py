@@ -1,7 +1,7 @@
 """The mechanisms the services share, one copy of each in ``platform``: page tokens
-(``platform.paging``), message catalogues (``platform.messages``), the database-outage wrapper
+(``platform.paging``), sentence catalogues (``platform.sentences``), the database-outage wrapper
 (``platform.database.outage_as``), stored answers (``platform.idempotency``) and peer calls
-(``platform.peers``). The services' own tests call them over gRPC; these pin what each does on
+(``platform.peer_calls``). The services' own tests call them over gRPC; these pin what each does on
 its own."""
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from okey101.platform.idempotency import (
     fingerprint,
     same_request,
 )
-from okey101.platform.messages import PLATFORM, Catalogue, Catalogued
-from okey101.platform.peers import UNREACHABLE, PeerError, call_peer
+from okey101.platform.peer_calls import UNREACHABLE, PeerError, call_peer
+from okey101.platform.sentences import PLATFORM, Catalogue, Catalogued
 from okey101.platform.waiting import wait_set
 from okey101.scoring import errors as scoring_errors
 from okey101.table import errors as table_errors

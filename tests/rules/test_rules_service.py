@@ -21,10 +21,10 @@ from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.errors import InvalidInput, RuleViolation
 from okey101.engine.hand import RULES_VERSION, HandState, Phase, TableMeld, apply
 from okey101.engine.melds import make_group
-from okey101.engine.messages import render
 from okey101.engine.playout import RandomPlayer, play_out
 from okey101.engine.rules import RuleSet
 from okey101.engine.seat import OpenedAs, PenaltyReason, Seat
+from okey101.engine.sentences import render
 from okey101.engine.solver.arrangement import Hand
 from okey101.engine.solver.openings import best_opening
 from okey101.engine.solver.pairs import best_pairs

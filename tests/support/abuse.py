@@ -54,7 +54,7 @@ from okey101.bot import service as bot_service
 from okey101.lobby import ACCESS as LOBBY_ACCESS
 from okey101.lobby import Limits, Lobby, Options, start_lobby
 from okey101.lobby import models as lobby_models
-from okey101.lobby.limits import RateLimit
+from okey101.lobby.stores.rate_limits import RateLimit
 from okey101.platform.auth import Access, AccessPolicy
 from okey101.rules import service as rules_service
 from okey101.scoring import ACCESS as SCORING_ACCESS

@@ -24,7 +24,7 @@ from okey.v1 import common_pb2, rules_pb2, rules_pb2_grpc, table_pb2
 from okey101.engine.actions import Action, LayOff, ShowIndicator
 from okey101.engine.hand import EventKind, HandState, apply
 from okey101.engine.hints import seat_hints
-from okey101.engine.messages import render
+from okey101.engine.sentences import render
 from okey101.platform import convert
 
 from support.positions import applies, playout_states, single_tile_moves

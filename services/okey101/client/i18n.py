@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Final, Literal
 
 from okey101.client.shown import shown
-from okey101.engine.messages import sentence_case
+from okey101.engine.sentences import sentence_case
 
 Language = Literal["en", "tr"]
 LANGUAGES: Final[tuple[Language, ...]] = ("en", "tr")

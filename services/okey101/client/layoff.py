@@ -25,7 +25,7 @@ from okey101.engine import OkeyError, RuleSet
 from okey101.engine.actions import End
 from okey101.engine.hand import extend_meld
 from okey101.engine.melds import Meld, MeldKind
-from okey101.engine.messages import render
+from okey101.engine.sentences import render
 from okey101.engine.tiles import Okey, tile_by_id
 from okey101.platform.convert import okey_from_indicator_id, rules_from_proto
 from okey101.platform.convert.melds import meld_from_proto

@@ -24,7 +24,7 @@ from okey.v1 import common_pb2
 from rich.style import Style
 from rich.text import Text
 
-from okey101.engine.messages import tile_name
+from okey101.engine.sentences import tile_name
 
 #: Each colour's ink on the tile face.
 INK: Final[dict[int, str]] = {

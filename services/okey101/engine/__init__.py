@@ -18,7 +18,7 @@ events), ``seat`` and ``result`` (a seat's part, how a hand ended), ``deal``, ``
 (the moves of the moment), ``hints`` (what a seat may do now and what it costs, from its view),
 ``scoring``, ``match``, ``solver`` (the best opening and the other questions of melds), ``bots``,
 ``playout`` (seeded random players), ``errors``. The scenario runner, exports, fair deals,
-invariants and the message catalogue are imported from their modules. ``okey101.engine.view``
+invariants and the sentence catalogue are imported from their modules. ``okey101.engine.view``
 and ``okey101.engine.deal`` are the functions: import the other names of those modules from
 them (``from okey101.engine.view import SeatView``).
 """

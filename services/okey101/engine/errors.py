@@ -6,12 +6,12 @@ Two kinds, because callers treat them differently (the services map them to gRPC
 - ``RuleViolation``: the input is well formed but the rules forbid it now.
 
 Both carry ``code`` (UPPER_SNAKE, stable: clients switch on it), ``params`` (what the sentence
-names) and render the sentence in English or Turkish from ``messages.CATALOGUE``.
+names) and render the sentence in English or Turkish from ``sentences.CATALOGUE``.
 """
 
 from __future__ import annotations
 
-from okey101.engine.messages import render
+from okey101.engine.sentences import render
 
 ParamValue = str | int
 

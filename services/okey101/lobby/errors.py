@@ -28,7 +28,7 @@ from okey101.platform.errors import (
     Unavailable,
     rich_status,
 )
-from okey101.platform.messages import PLATFORM, Catalogue, Catalogued
+from okey101.platform.sentences import PLATFORM, Catalogue, Catalogued
 
 CATALOGUE: dict[str, dict[str, str]] = {
     # Malformed requests.

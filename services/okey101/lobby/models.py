@@ -18,7 +18,7 @@ microseconds since the epoch (``*_us``), as in the scoring service.
   came from (hosted, quick match, tournament).
 - ``lobby_hostings``: HostTable calls not yet done (the table created and its host seated): the
   two table service requests each makes, kept until they are answered, so any pod can finish a
-  call whose pod or caller went away (``workers.HostingFinisher``).
+  call whose pod or caller went away (``hosting_finisher``).
 - ``lobby_queue``: quick-match tickets. A partial unique index keeps a player in one queue at a
   time; matchers claim waiting tickets with ``FOR UPDATE SKIP LOCKED``.
 - ``lobby_tournaments``, ``lobby_tournament_players``, ``lobby_tournament_tables``: a tournament,

@@ -1,5 +1,5 @@
 """The lobby's records: what its stores keep and hand back, as frozen dataclasses of its own
-(``convert`` makes ``lobby_pb2`` messages of them), and the states they are in.
+(``messages`` makes ``lobby_pb2`` messages of them), and the states they are in.
 
 Instants are integer microseconds since the epoch (``*_us``), as in the database.
 """

@@ -2,8 +2,8 @@
 tables, quick match and tournaments.
 
 ``LobbyServicer`` answers the RPCs, a group per module of ``rpc`` (players and tokens, tables,
-quick match, tournaments): each checks its request, calls the lobby's stores (``repository``)
-and, for tables, the table service (``peers``), and builds the answer (``convert``); an
+quick match, tournaments): each checks its request, calls the lobby's stores (``stores``)
+and, for tables, the table service (``peer_clients``), and builds the answer (``messages``); an
 ``OkeyError`` ends the call with its status and a sentence in the request's language, a table
 service error is passed on as it is. Until the database is migrated (``prepare``) calls are
 UNAVAILABLE SERVICE_STARTING; a database that cannot be reached is UNAVAILABLE
@@ -28,15 +28,16 @@ import grpc.aio
 from okey.v1 import lobby_pb2, lobby_pb2_grpc
 
 from okey101.lobby.credentials import Passwords
+from okey101.lobby.hosting_finisher import HostingFinisher
 from okey101.lobby.jwks_http import JwksServer, start_jwks_server
-from okey101.lobby.limits import Limits, RateLimit
-from okey101.lobby.repository import LobbyRepository
 from okey101.lobby.rpc.base import NAME, Options, log
 from okey101.lobby.rpc.players import PlayerCalls
 from okey101.lobby.rpc.quick_match import QuickMatchCalls
 from okey101.lobby.rpc.tables import TableCalls
 from okey101.lobby.rpc.tournaments import TournamentCalls
-from okey101.lobby.workers import HostingFinisher, TournamentDriver
+from okey101.lobby.stores import LobbyRepository
+from okey101.lobby.stores.rate_limits import Limits, RateLimit
+from okey101.lobby.tournament_driver import TournamentDriver
 from okey101.platform.auth import (
     Access,
     AccessPolicy,
@@ -45,10 +46,10 @@ from okey101.platform.auth import (
     jwks_of,
     signing_key_for,
 )
-from okey101.platform.clients import Peers
 from okey101.platform.config import ConfigError, Settings
 from okey101.platform.database import Database
 from okey101.platform.logs import configure_logging
+from okey101.platform.peer_channels import PeerChannels
 from okey101.platform.server import ServerHandle, until_signalled
 
 SERVICE_NAME: Final = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name
@@ -132,7 +133,7 @@ class Lobby:
     servicer: LobbyServicer
     jwks: JwksServer
     driver: TournamentDriver
-    peers: Peers
+    peers: PeerChannels
     tasks: list[asyncio.Task[None]]
 
     @property
@@ -188,7 +189,7 @@ async def open_lobby(
     published = published_jwks(signing_key, settings)
     verifier = JwksVerifier(published)
     database = Database.for_service(NAME, settings)
-    peers = Peers(settings, signing_key=signing_key)
+    peers = PeerChannels(settings, signing_key=signing_key)
     servicer = LobbyServicer(
         database,
         signing_key,

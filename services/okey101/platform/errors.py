@@ -27,7 +27,7 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from okey101.engine.errors import InvalidInput, OkeyError, ParamValue, RuleViolation
-from okey101.platform.messages import PLATFORM, Catalogued
+from okey101.platform.sentences import PLATFORM, Catalogued
 
 DOMAIN: Final = "okey101"
 #: The longest an ErrorInfo parameter and a sentence may be. An error that quotes its input (a
@@ -40,7 +40,7 @@ LOCALES: Final[Mapping[Language, str]] = {"en": "en-US", "tr": "tr-TR"}
 
 
 class PlatformError(Catalogued):
-    """An error of serving rather than of the rules; its sentence is in ``platform.messages``."""
+    """An error of serving rather than of the rules; its sentence is in ``platform.sentences``."""
 
     catalogue = PLATFORM
 

@@ -23,7 +23,7 @@ from typing import Any, Final
 from okey.v1 import lobby_pb2, lobby_pb2_grpc
 from prometheus_client import Gauge
 
-from okey101.platform.clients import Peers
+from okey101.platform.peer_channels import PeerChannels
 from okey101.platform.revocations import RevokedLogin, RevokedLogins
 
 #: How far before the last answer's time the next question starts.
@@ -41,7 +41,7 @@ REVOKED_LOGINS: Final = Gauge(
 RevocationSource = Callable[[int], Awaitable[lobby_pb2.ListRevokedLoginsResponse]]
 
 
-def lobby_source(peers: Peers) -> RevocationSource:
+def lobby_source(peers: PeerChannels) -> RevocationSource:
     """Ask the lobby over gRPC, with this service's token."""
     stub = lobby_pb2_grpc.LobbyServiceStub(peers.channel("lobby"))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from okey101.engine.errors import InvalidInput, RuleViolation
 from okey101.platform.errors import NotFound, Unavailable
-from okey101.platform.messages import PLATFORM, Catalogue, Catalogued
+from okey101.platform.sentences import PLATFORM, Catalogue, Catalogued
 
 CATALOGUE: dict[str, dict[str, str]] = {
     # Malformed requests.

@@ -1,10 +1,11 @@
 """ScoringService (protos/okey/v1/scoring.proto): score sheets, standings, ratings, leaderboards.
 
 ``ScoringServicer(database)`` answers the RPCs: each reads its request (``validation``), calls the
-repository and builds the answer; an ``OkeyError`` ends the call with its mapped status and a
-sentence in the request's language (``locale``, else ``accept-language``). Until the database is
-migrated (``prepare()``, the platform's ``ready`` hook) calls are UNAVAILABLE SERVICE_STARTING; a
-database that cannot be reached is UNAVAILABLE DATABASE_UNAVAILABLE (retry), never INTERNAL.
+repository (``stores``) and builds the answer (``messages``); an ``OkeyError`` ends the call with
+its mapped status and a sentence in the request's language (``locale``, else ``accept-language``).
+Until the database is migrated (``prepare()``, the platform's ``ready`` hook) calls are UNAVAILABLE
+SERVICE_STARTING; a database that cannot be reached is UNAVAILABLE DATABASE_UNAVAILABLE (retry),
+never INTERNAL.
 
 Decisions where scoring.proto leaves room:
 
@@ -39,9 +40,9 @@ from okey101.platform.handlers import Context
 from okey101.platform.logs import get_logger
 from okey101.platform.server import serve
 from okey101.scoring import ratings
-from okey101.scoring.convert import PRESETS, rating_message
 from okey101.scoring.errors import Invalid, Missing, NotReady
-from okey101.scoring.repository import ScoringRepository
+from okey101.scoring.messages import PRESETS, rating_message
+from okey101.scoring.stores import ScoringRepository
 from okey101.scoring.validation import check_hand, check_id, check_match, rules_from_json
 
 NAME: Final = "scoring"

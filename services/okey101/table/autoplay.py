@@ -25,9 +25,9 @@ from okey101.engine.bots.entry_points import fallback_decision
 from okey101.engine.hand import HandState
 from okey101.engine.view import view as engine_view
 from okey101.platform import convert
-from okey101.platform.clients import Peers
 from okey101.platform.errors import Internal
-from okey101.platform.peers import PeerError, call_peer
+from okey101.platform.peer_calls import PeerError, call_peer
+from okey101.platform.peer_channels import PeerChannels as Peers
 from okey101.table import events, metrics
 from okey101.table.change import Change
 from okey101.table.core import TableCore

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from okey101.engine.errors import InvalidInput, RuleViolation
 from okey101.platform.errors import Aborted, NotFound, PermissionDenied, Unavailable
-from okey101.platform.messages import PLATFORM, Catalogue, Catalogued
+from okey101.platform.sentences import PLATFORM, Catalogue, Catalogued
 
 CATALOGUE: dict[str, dict[str, str]] = {
     # Malformed requests.

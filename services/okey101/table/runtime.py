@@ -32,9 +32,9 @@ from sqlalchemy.engine import make_url
 
 from okey101.engine.errors import OkeyError
 from okey101.platform.auth import JwksVerifier
-from okey101.platform.clients import Peers
 from okey101.platform.config import ConfigError, Settings
 from okey101.platform.database import Database
+from okey101.platform.peer_channels import PeerChannels as Peers
 from okey101.platform.revocation_follower import lobby_source
 from okey101.platform.server import ServerHandle, serve
 from okey101.platform.waiting import wait_set

@@ -18,14 +18,14 @@ from okey.v1 import lobby_pb2
 from prometheus_client import Counter
 
 from okey101.engine.errors import OkeyError
-from okey101.lobby.convert import revoked_logins_answer
 from okey101.lobby.credentials import Passwords
 from okey101.lobby.errors import Denied, Limited, Missing, NotReady, status_of
-from okey101.lobby.limits import Limits, RateLimit, address_subject
-from okey101.lobby.peers import ScoringClient, TableClient
+from okey101.lobby.matchmaker import Matchmaker
+from okey101.lobby.messages import revoked_logins_answer
+from okey101.lobby.peer_clients import ScoringClient, TableClient
 from okey101.lobby.records import US, AccessToken, PlayerRow, now_us
-from okey101.lobby.repository import LobbyRepository
-from okey101.lobby.workers import Matchmaker
+from okey101.lobby.stores import LobbyRepository
+from okey101.lobby.stores.rate_limits import Limits, RateLimit, address_subject
 from okey101.platform.addresses import TrustedProxies, grpc_client_address
 from okey101.platform.auth import (
     TOKEN_LEEWAY_SECONDS,
@@ -34,12 +34,12 @@ from okey101.platform.auth import (
     TokenIssuer,
     require_claims,
 )
-from okey101.platform.clients import Peers
 from okey101.platform.database import Database
 from okey101.platform.errors import Language, request_language
 from okey101.platform.handlers import Context
 from okey101.platform.logs import get_logger
-from okey101.platform.peers import PeerError, forward
+from okey101.platform.peer_calls import PeerError, forward
+from okey101.platform.peer_channels import PeerChannels
 
 NAME: Final = "lobby"
 #: How many revoked logins one ListRevokedLogins answer holds at most.
@@ -74,7 +74,7 @@ class LobbyCalls:
         *,
         published: Mapping[str, Any],
         verifier: JwksVerifier,
-        peers: Peers,
+        peers: PeerChannels,
         options: Options,
         refresh_token_seconds: float,
         lease_seconds: float,

@@ -10,8 +10,8 @@ from typing import Final
 
 from okey.v1 import common_pb2
 
-from okey101.lobby.convert import PRESETS
 from okey101.lobby.errors import Invalid
+from okey101.lobby.messages import PRESETS
 from okey101.platform import convert, names
 
 USERNAME: Final = re.compile(r"[a-z0-9_.-]{3,32}")

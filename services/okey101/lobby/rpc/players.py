@@ -10,9 +10,8 @@ from typing import Final
 from okey.v1 import lobby_pb2
 from prometheus_client import Counter
 
-from okey101.lobby import answers
-from okey101.lobby.accounts import token_caller
-from okey101.lobby.convert import (
+from okey101.lobby.errors import Denied, Exists, Invalid, Missing, Unauthorized
+from okey101.lobby.messages import (
     login_account_answer,
     login_guest_answer,
     logout_answer,
@@ -20,9 +19,10 @@ from okey101.lobby.convert import (
     refresh_answer,
     register_account_answer,
 )
-from okey101.lobby.errors import Denied, Exists, Invalid, Missing, Unauthorized
 from okey101.lobby.rpc import checks
 from okey101.lobby.rpc.base import LobbyCalls, log
+from okey101.lobby.stores import answers
+from okey101.lobby.stores.accounts import token_caller
 from okey101.platform.auth import Claims, bearer_token, require_claims
 from okey101.platform.handlers import Context
 from okey101.platform.ids import check_request_id

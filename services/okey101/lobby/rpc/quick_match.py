@@ -1,14 +1,14 @@
 """LobbyService's quick match: JoinQuickMatch, LeaveQuickMatch, GetQuickMatchStatus (the queue
-is ``lobby.quick_match``, the matching ``workers.Matchmaker``; docs/lobby.md, Quick match)."""
+is ``lobby.stores.quick_match``, the matching ``lobby.matchmaker``; docs/lobby.md, Quick match)."""
 
 from __future__ import annotations
 
 from okey.v1 import lobby_pb2
 
-from okey101.lobby import answers
-from okey101.lobby.convert import join_quick_match_answer, preset_name, ticket_message
+from okey101.lobby.messages import join_quick_match_answer, preset_name, ticket_message
 from okey101.lobby.rpc import checks
 from okey101.lobby.rpc.base import LobbyCalls
+from okey101.lobby.stores import answers
 from okey101.platform.auth import require_claims
 from okey101.platform.handlers import Context
 from okey101.platform.ids import check_request_id

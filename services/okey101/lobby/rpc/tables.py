@@ -7,12 +7,13 @@ from typing import Final
 
 from okey.v1 import common_pb2, lobby_pb2, table_pb2
 
-from okey101.lobby import answers, bracket
+from okey101.lobby import bracket
 from okey101.lobby.errors import Invalid, Missing
-from okey101.lobby.peers import derived_request_id
+from okey101.lobby.hosting_finisher import host_table_calls
+from okey101.lobby.peer_clients import derived_request_id
 from okey101.lobby.rpc import checks
 from okey101.lobby.rpc.base import LobbyCalls
-from okey101.lobby.workers import host_table_calls
+from okey101.lobby.stores import answers
 from okey101.platform import paging
 from okey101.platform.handlers import Context
 from okey101.platform.ids import check_request_id

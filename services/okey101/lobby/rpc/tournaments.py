@@ -1,7 +1,7 @@
 """LobbyService's tournaments: CreateTournament, RegisterForTournament, StartTournament,
 CancelTournament, GetTournament, ListTournaments, GetTournamentStandings (the store is
-``lobby.tournaments``, the bracket ``lobby.bracket``, the driving ``workers.TournamentDriver``;
-docs/lobby.md, Tournaments)."""
+``lobby.stores.tournaments``, the bracket ``lobby.bracket``, the driving
+``lobby.tournament_driver``; docs/lobby.md, Tournaments)."""
 
 from __future__ import annotations
 
@@ -9,18 +9,19 @@ from typing import Final
 
 from okey.v1 import lobby_pb2
 
-from okey101.lobby import answers, bracket
-from okey101.lobby.convert import (
+from okey101.lobby import bracket
+from okey101.lobby.errors import Invalid, NotReady
+from okey101.lobby.messages import (
     TOURNAMENT_STATES,
     created_tournament_answer,
     started_tournament_answer,
     tournament_message,
 )
-from okey101.lobby.errors import Invalid, NotReady
 from okey101.lobby.rpc import checks
 from okey101.lobby.rpc.base import LobbyCalls, log
-from okey101.lobby.tournaments import NewTournament
-from okey101.lobby.workers import close_tournament_tables
+from okey101.lobby.stores import answers
+from okey101.lobby.stores.tournaments import NewTournament
+from okey101.lobby.tournament_driver import close_tournament_tables
 from okey101.platform import paging
 from okey101.platform.auth import require_claims
 from okey101.platform.handlers import Context

@@ -10,7 +10,7 @@ Pure functions, no I/O: every service that speaks the API converts here and nowh
   describe what it claims (a tile id that does not exist, a tile in two places, a meld that is
   not one) is refused, never executed.
 
-Codes used for malformed input are the engine's own (``okey101.engine.messages``): UNKNOWN_TILE,
+Codes used for malformed input are the engine's own (``okey101.engine.sentences``): UNKNOWN_TILE,
 DUPLICATE_TILE_ID, TOO_MANY_COPIES (the indicator's tile used again), UNKNOWN_SEAT,
 WRONG_SEAT_COUNT, BAD_DECK, INDICATOR_IS_FALSE_JOKER, UNKNOWN_PRESET, BAD_RULE_VALUE (a knob),
 BAD_OKEY_AS, EMPTY_MOVE, NOT_A_MELD, NOT_A_PAIR, UNKNOWN_RULES_VERSION. A field holding a value

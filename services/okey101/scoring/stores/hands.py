@@ -29,8 +29,8 @@ from okey101.engine.seat import PenaltyReason
 from okey101.platform.convert import result_lines
 from okey101.platform.database import Database, insert_ignoring_conflicts
 from okey101.platform.idempotency import Once, Raced, RowAnswers, Stored, StoredAnswers
-from okey101.scoring.convert import lines_json, sheet_row
 from okey101.scoring.errors import Conflict, Invalid
+from okey101.scoring.messages import lines_json, sheet_row
 from okey101.scoring.models import hand_seats, hands, matches
 from okey101.scoring.records import AttrRow, RecordedHand, now_us
 from okey101.scoring.validation import CheckedHand, rules_json

@@ -2,7 +2,7 @@
 
 RecordMatch locks the match's row (made by its first recorded hand), checks the hands against
 what was recorded, adds them up with the engine, writes each seat's line and the ratings
-(``rating_store``), and stores its answer on the match's row (``platform.idempotency``: keyed
+(``stores.ratings``), and stores its answer on the match's row (``platform.idempotency``: keyed
 by the match id, whatever the request id), all in one transaction. A delivery whose content
 differs from the recorded one is FAILED_PRECONDITION MATCH_ALREADY_RECORDED; one that comes
 before all its hands is HANDS_MISSING (not stored: the outbox's retry succeeds once they are in).
@@ -22,12 +22,12 @@ from okey101.engine.match import MatchState
 from okey101.engine.result import EndReason
 from okey101.platform.database import Database
 from okey101.platform.idempotency import Once, RowAnswers, Stored, StoredAnswers
-from okey101.scoring.convert import seat_player, sheet_row, timestamp
 from okey101.scoring.errors import Conflict, Invalid, Missing
-from okey101.scoring.hands import hands_of, lock_match, running_totals
+from okey101.scoring.messages import seat_player, sheet_row, timestamp
 from okey101.scoring.models import match_players, matches
-from okey101.scoring.rating_store import RatingStore
 from okey101.scoring.records import RecordedHand, SheetData, now_us
+from okey101.scoring.stores.hands import hands_of, lock_match, running_totals
+from okey101.scoring.stores.ratings import RatingStore
 from okey101.scoring.validation import CheckedMatch, replay_match, rules_json, timestamp_us
 
 #: How many missing hand ids HANDS_MISSING names.

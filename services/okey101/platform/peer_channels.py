@@ -9,7 +9,7 @@ UNAVAILABLE, which is what a draining pod answers; every state-changing call car
 Service tokens are signed by the calling service with the deployment's signing key (the local
 development key in local mode) and reused until a minute before they expire.
 
-    peers = Peers(settings)
+    peers = PeerChannels(settings)
     stub = rules_pb2_grpc.RulesServiceStub(peers.channel("rules"))
     answer = await stub.ApplyAction(request, metadata=peers.metadata(), timeout=2)
     ...
@@ -85,7 +85,7 @@ class ServiceTokens:
         return (("authorization", f"Bearer {self.token()}"),)
 
 
-class Peers:
+class PeerChannels:
     """Channels to the other services of ``settings`` and the token to call them with."""
 
     def __init__(self, settings: Settings, *, signing_key: SigningKey | None = None) -> None:

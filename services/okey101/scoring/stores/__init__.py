@@ -1,4 +1,5 @@
-"""The scoring service's storage: one store per aggregate over one ``Database``.
+"""The scoring service's storage: one store per aggregate, a module each in this package, over
+one ``Database``. ``ScoringRepository`` holds them, by attribute (each named as its module):
 
 - ``hands``: RecordHand, exactly once however deliveries race, and the hands of a match;
 - ``matches``: RecordMatch, exactly once, and the score sheet;
@@ -14,11 +15,11 @@ byte for byte, whatever its request id.
 from __future__ import annotations
 
 from okey101.platform.database import Database
-from okey101.scoring.hands import Hands
-from okey101.scoring.matches import Matches
-from okey101.scoring.rating_store import RatingStore
-from okey101.scoring.standings import Standings
-from okey101.scoring.stats import PlayerRecords
+from okey101.scoring.stores.hands import Hands
+from okey101.scoring.stores.matches import Matches
+from okey101.scoring.stores.players import PlayerRecords
+from okey101.scoring.stores.ratings import RatingStore
+from okey101.scoring.stores.standings import Standings
 
 
 class ScoringRepository:

@@ -1,5 +1,5 @@
 """Ratings as stored (``scoring_ratings``, ``scoring_rating_changes``): what a recorded match
-does to its players' OpenSkill ratings (the arithmetic is ``ratings``), and the leaderboards
+does to its players' OpenSkill ratings (the arithmetic is ``scoring.ratings``), and the leaderboards
 read from them.
 
 A match's ratings are written in its RecordMatch transaction, each rating row locked in one
@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from okey101.engine.match import MatchState
 from okey101.platform.database import Database, insert_ignoring_conflicts
 from okey101.scoring import ratings
-from okey101.scoring.convert import rating_change
+from okey101.scoring.messages import rating_change
 from okey101.scoring.models import rating_changes
 from okey101.scoring.models import ratings as rating_rows
 from okey101.scoring.records import Page, now_us

@@ -15,7 +15,7 @@
   ``REQUEST_ID_REUSED``.
 - **Claimed first.** A change claims its key before it is made (``ANSWERS.claim``), so a retry
   racing its first attempt waits for it and then reads its answer. Rows with no answer and a
-  ``limit:<action>`` method are the request ids a rate limit has counted (``limits``).
+  ``limit:<action>`` method are the request ids a rate limit has counted (``rate_limits``).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ its own coded error (``PeerError.rebuilt``: INVALID_ARGUMENT and FAILED_PRECONDI
 rendered again in the caller's language; any other status from a peer is one the caller did not
 expect, which it logs and answers INTERNAL).
 
-Channels and service tokens are ``platform.clients.Peers``:
+Channels and service tokens are ``platform.peer_channels.PeerChannels``:
 
     answer = await call_peer(
         stub.ApplyAction, request, metadata=peers.metadata(), timeout=2.0,

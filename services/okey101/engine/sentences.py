@@ -1,4 +1,4 @@
-"""The message catalogue: one sentence per error code, in English and Turkish.
+"""The sentence catalogue: one sentence per error code, in English and Turkish.
 
 Codes are stable (clients switch on them); sentences may be improved at any time. A sentence
 names its parameters in braces; ``render`` fills them in. Every code the engine raises has an

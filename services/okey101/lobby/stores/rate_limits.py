@@ -18,9 +18,9 @@ from typing import Final
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from okey101.lobby.answers import STORE
 from okey101.lobby.models import rate_limits
 from okey101.lobby.records import US, now_us
+from okey101.lobby.stores.answers import STORE
 from okey101.platform.database import Database, dialect_insert
 from okey101.platform.idempotency import CallKey
 

@@ -1,11 +1,11 @@
-"""Message catalogues: the one mechanism, and the platform's own sentences.
+"""Sentence catalogues: the one mechanism, and the platform's own sentences.
 
 A ``Catalogue`` holds sentences by code and language and renders one with its parameters; a code
 it does not hold goes to the catalogue below it. There are three layers: each service's own
 (``lobby.errors``, ``scoring.errors``, ``table.errors``: its codes, and its own sentence for a
 code such as ``DATABASE_UNAVAILABLE``), then the platform's (``PLATFORM``, below: the codes of
 serving, tokens, access, lookups, stale states, limits, paging, shutdown), then the engine's
-(``okey101.engine.messages``, which stays pure and knows nothing of this). An error class whose
+(``okey101.engine.sentences``, which stays pure and knows nothing of this). An error class whose
 sentence is in a catalogue is a ``Catalogued`` and names its catalogue; each service's error
 classes name the service's.
 
@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import ClassVar
 
 from okey101.engine.errors import OkeyError
-from okey101.engine.messages import render as render_engine
+from okey101.engine.sentences import render as render_engine
 
 #: ``render(code, language, params)``: a code's sentence in a language, its parameters filled in.
 Render = Callable[[str, str, Mapping[str, object]], str]

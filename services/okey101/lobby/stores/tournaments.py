@@ -1,5 +1,5 @@
 """Tournaments (``lobby_tournaments`` and its players and tables) and the leases that say which
-lobby pod drives each one (``lobby_tournament_leases``); the bracket itself is ``bracket``.
+lobby pod drives each one (``lobby_tournament_leases``); the bracket itself is ``lobby.bracket``.
 A cancelled tournament keeps its players' rows (its standings) and loses its lease.
 
 Registration and the start lock the tournament's row (``FOR UPDATE``): its count of registered
@@ -22,7 +22,6 @@ from sqlalchemy import and_, case, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from okey101.lobby import bracket
-from okey101.lobby.answers import ANSWERS
 from okey101.lobby.credentials import new_id
 from okey101.lobby.errors import Conflict, Denied, Missing
 from okey101.lobby.models import (
@@ -46,6 +45,7 @@ from okey101.lobby.records import (
     TournamentRow,
     now_us,
 )
+from okey101.lobby.stores.answers import ANSWERS
 from okey101.platform.database import Database, insert_ignoring_conflicts, row_mapping
 from okey101.platform.idempotency import CallKey, Once
 

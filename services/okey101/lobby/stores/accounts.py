@@ -6,7 +6,7 @@ Every login, registration, refresh and logout is one transaction that stores its
 refresh token) with ``FOR UPDATE`` *before* it looks up a stored answer, so a retry racing its
 own first attempt waits and then finds the answer, and a refresh token is rotated exactly once.
 A username and a device are unique constraints: a violation is answered as what already exists.
-The answer is built by the caller's ``respond`` from what the change made (``records.Login``).
+The answer is built by the caller's ``respond`` from what the change made (``lobby.records.Login``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from okey101.lobby.answers import ANSWERS
 from okey101.lobby.credentials import RefreshToken, digest, new_id, new_secret, same_digest
 from okey101.lobby.errors import Conflict, Exists, Invalid, Missing, Unauthorized
 from okey101.lobby.models import players, refresh_tokens
@@ -34,6 +33,7 @@ from okey101.lobby.records import (
     Tokens,
     now_us,
 )
+from okey101.lobby.stores.answers import ANSWERS
 from okey101.platform.database import Database, row_mapping
 from okey101.platform.idempotency import CallKey, Once
 

@@ -1,6 +1,6 @@
 """HostTable calls not yet done (``lobby_hostings``): the two table service requests each makes
 (create the table, seat the host), kept from before the first is sent until the call's answer is
-stored, so any pod can finish a call whose pod or caller went away (``workers.HostingFinisher``).
+stored, so any pod can finish a call whose pod or caller went away (``lobby.hosting_finisher``).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from google.protobuf.message import Message
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from okey101.lobby.answers import ANSWERS
 from okey101.lobby.models import hostings
 from okey101.lobby.records import Hosting, now_us
+from okey101.lobby.stores.answers import ANSWERS
 from okey101.platform.database import Database, insert_ignoring_conflicts
 from okey101.platform.idempotency import CallKey, Once
 

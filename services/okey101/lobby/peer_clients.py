@@ -6,12 +6,15 @@ a quick match, the tournament's round and table for a tournament. A lobby pod th
 and the pod that repeats the work therefore send the same request ids, and the table answers the
 repeat with its first answer instead of making a second table or a second move.
 
-Which answers are the peer's and which mean "not now" is ``platform.peers``' one rule: an error
+Which answers are the peer's and which mean "not now" is ``platform.peer_calls``' one rule: an error
 the table gives (SEAT_TAKEN, BAD_RULE_VALUE, TABLE_NOT_FOUND, ...) reaches the lobby's caller as it
-is (``PeerError``, passed on by ``platform.peers.forward``: the same status, ErrorInfo and
+is (``PeerError``, passed on by ``platform.peer_calls.forward``: the same status, ErrorInfo and
 sentence, in the language the lobby passed on); a peer that gives no verdict (UNAVAILABLE,
 DEADLINE_EXCEEDED, CANCELLED, RESOURCE_EXHAUSTED) is the lobby's UNAVAILABLE ``PEER_UNAVAILABLE``
 (retry).
+
+Closing a table for the lobby (``close_table``: a failed quick-match attempt's table, a cancelled
+tournament's) is done the same way by every worker that needs it.
 """
 
 from __future__ import annotations
@@ -21,9 +24,13 @@ from typing import Any, Final
 
 from okey.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc, table_pb2, table_pb2_grpc
 
+from okey101.engine.errors import OkeyError
 from okey101.lobby.errors import NotReady
-from okey101.platform.clients import Peers
-from okey101.platform.peers import call_peer
+from okey101.platform.logs import get_logger
+from okey101.platform.peer_calls import PeerError, call_peer
+from okey101.platform.peer_channels import PeerChannels
+
+_log = get_logger(service="lobby")
 
 #: How long one call to a peer may take.
 CALL_TIMEOUT: Final = 10.0
@@ -48,7 +55,7 @@ async def _call(service: str, method: Any, request: Any, metadata: Any) -> Any:
 class TableClient:
     """TableService calls with a service token."""
 
-    def __init__(self, peers: Peers) -> None:
+    def __init__(self, peers: PeerChannels) -> None:
         self._peers = peers
 
     @property
@@ -101,10 +108,24 @@ class TableClient:
         )
 
 
+async def close_table(tables: TableClient, table_id: str, reason: str) -> bool:
+    """Close ``table_id`` for the lobby: True once it is closed (or over, or unknown to the
+    table service: nothing is left to close), False if the table service cannot be reached."""
+    try:
+        await tables.close(table_id, derived_request_id("lobby-close", table_id), reason)
+    except PeerError as error:
+        if error.reason not in ("TABLE_CLOSED", "TABLE_FINISHED", "TABLE_NOT_FOUND"):
+            _log.warning("closing a table refused", table_id=table_id, reason=error.reason)
+    except OkeyError as error:
+        _log.info("closing a table: not now", table_id=table_id, code=error.code)
+        return False
+    return True
+
+
 class ScoringClient:
     """ScoringService reads with a service token."""
 
-    def __init__(self, peers: Peers) -> None:
+    def __init__(self, peers: PeerChannels) -> None:
         self._peers = peers
 
     async def score_sheet(self, match_id: str) -> scoring_pb2.ScoreSheet:
@@ -135,5 +156,6 @@ __all__ = [
     "CALL_TIMEOUT",
     "ScoringClient",
     "TableClient",
+    "close_table",
     "derived_request_id",
 ]

@@ -1,17 +1,19 @@
-"""The lobby's storage: one store per aggregate, over one database (SQLite in local mode,
-PostgreSQL in a cluster; the tables are ``models``).
+"""The lobby's storage: one store per aggregate, a module each in this package, over one
+database (SQLite in local mode, PostgreSQL in a cluster; the tables are ``lobby.models``).
+``LobbyRepository`` holds them, by attribute (and module):
 
 - ``accounts``: players, their credentials and refresh tokens;
-- ``limits``: rate-limit counts;
+- ``limits`` (``rate_limits``): rate-limit counts;
 - ``directory``: the tables the lobby made;
 - ``hostings``: HostTable calls not yet done;
-- ``queue``: quick-match tickets;
+- ``queue`` (``quick_match``): quick-match tickets;
 - ``tournaments``: tournaments, their players and tables, and the drivers' leases;
 - stored answers of state-changing calls are ``answers`` (``platform.idempotency``).
 
 Every change is one transaction (``Database.transaction``: retried on a transient failure), and
-each store takes and returns the lobby's records (``records``); answers to calls are built by the
-caller's ``respond`` inside the transaction that stores them. Where two lobby pods could race:
+each store takes and returns the lobby's records (``lobby.records``); answers to calls are built
+by the caller's ``respond`` inside the transaction that stores them. Where two lobby pods could
+race:
 
 - a login, refresh or logout locks the row it reads (the device's player, the refresh token) with
   ``FOR UPDATE`` before it looks up a stored answer, so a retry racing its own first attempt waits
@@ -33,14 +35,14 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from okey101.lobby.accounts import Accounts
-from okey101.lobby.answers import ANSWERS_KEPT_US, STORE
-from okey101.lobby.directory import Directory
-from okey101.lobby.hostings import Hostings
-from okey101.lobby.limits import RateCounter
-from okey101.lobby.quick_match import QuickMatchQueue
 from okey101.lobby.records import AccessIssuer, now_us
-from okey101.lobby.tournaments import Tournaments
+from okey101.lobby.stores.accounts import Accounts
+from okey101.lobby.stores.answers import ANSWERS_KEPT_US, STORE
+from okey101.lobby.stores.directory import Directory
+from okey101.lobby.stores.hostings import Hostings
+from okey101.lobby.stores.quick_match import QuickMatchQueue
+from okey101.lobby.stores.rate_limits import RateCounter
+from okey101.lobby.stores.tournaments import Tournaments
 from okey101.platform.database import Database
 
 

@@ -1,5 +1,5 @@
 """Quick-match tickets (``lobby_queue``): a player's place in a preset's queue until a matcher
-seats them (``workers.Matchmaker``).
+seats them (``lobby.matchmaker``).
 
 A partial unique index keeps a player in one queue at a time: joining again returns the ticket
 held, and two joins racing are answered with the one ticket. Matchers claim the oldest waiting
@@ -20,7 +20,6 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from okey101.lobby import bracket
-from okey101.lobby.answers import ANSWERS
 from okey101.lobby.credentials import new_id
 from okey101.lobby.errors import Denied, Missing
 from okey101.lobby.models import queue
@@ -34,6 +33,7 @@ from okey101.lobby.records import (
     TicketStatus,
     now_us,
 )
+from okey101.lobby.stores.answers import ANSWERS
 from okey101.platform.database import Database, row_mapping
 from okey101.platform.idempotency import CallKey, Once
 

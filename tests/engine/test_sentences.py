@@ -1,4 +1,4 @@
-"""The message catalogue: every error code the engine raises has an English and a Turkish
+"""The sentence catalogue: every error code the engine raises has an English and a Turkish
 sentence, and both name the same parameters."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from okey101.engine.errors import InvalidInput, OkeyError, RuleViolation
-from okey101.engine.messages import CATALOGUE, LANGUAGES, render
+from okey101.engine.sentences import CATALOGUE, LANGUAGES, render
 
 ENGINE = Path(__file__).resolve().parents[2] / "services" / "okey101" / "engine"
 ERROR_CLASSES = {"InvalidInput", "RuleViolation", "OkeyError"}
@@ -232,7 +232,7 @@ def test_turkish_sentences_address_the_player_as_sen_and_say_turn_for_a_turn() -
     """One form of address (sen, as the game sites do) and the game's own words: a turn is a
     tur, a hand an el (docs/glossary.md)."""
     from okey101.lobby.errors import CATALOGUE as LOBBY
-    from okey101.platform.messages import CATALOGUE as PLATFORM
+    from okey101.platform.sentences import CATALOGUE as PLATFORM
     from okey101.scoring.errors import CATALOGUE as SCORING
     from okey101.table.errors import CATALOGUE as TABLE
 
@@ -247,7 +247,7 @@ def test_turkish_sentences_address_the_player_as_sen_and_say_turn_for_a_turn() -
 
 
 def test_the_glossary_lists_the_games_words_and_the_colours_the_sentences_use() -> None:
-    from okey101.engine.messages import TURKISH_COLOURS
+    from okey101.engine.sentences import TURKISH_COLOURS
 
     glossary = (ENGINE.parent.parent.parent / "docs" / "glossary.md").read_text(encoding="utf-8")
     for word in ("el", "tur", "sıra", "per", "seri", "çift", "okey", "sahte okey", "gösterge"):

@@ -10,7 +10,7 @@ from sqlalchemy import and_, case, func, or_, select
 
 from okey101.platform.database import Database
 from okey101.scoring import ratings
-from okey101.scoring.convert import player_match
+from okey101.scoring.messages import player_match
 from okey101.scoring.models import hand_seats, match_players, matches, rating_changes
 from okey101.scoring.models import ratings as rating_rows
 from okey101.scoring.records import StatsData
