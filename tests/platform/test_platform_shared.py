@@ -34,13 +34,11 @@ from okey101.platform.idempotency import (
     Once,
     Raced,
     RowAnswers,
-    ScopedAnswers,
     SealedAnswers,
     Stored,
     StoredAnswers,
     Unreadable,
     fingerprint,
-    same_request,
 )
 from okey101.platform.peer_calls import UNREACHABLE, PeerError, call_peer
 from okey101.platform.sentences import PLATFORM, Catalogue, Catalogued
@@ -244,17 +242,6 @@ SEALED = Table(
     Column("payload", LargeBinary, nullable=True),
     Column("created_us", BigInteger, nullable=False),
 )
-SCOPED = Table(
-    "scoped_answers",
-    _TABLES,
-    Column("caller", String(64), primary_key=True),
-    Column("method", String(32), primary_key=True),
-    Column("request_id", String(64), primary_key=True),
-    Column("table_id", String(64), nullable=False),
-    Column("response", LargeBinary, nullable=False),
-    Column("fingerprint", LargeBinary, nullable=True),
-    Column("created_us", BigInteger, nullable=False),
-)
 ROWS = Table(
     "hands_with_answers",
     _TABLES,
@@ -385,7 +372,7 @@ def test_an_answer_kept_on_the_changes_row_is_given_once_made(tmp_path: Path) ->
         different = Once("h-1", fingerprint(lobby_pb2.LogoutRequest()), lobby_pb2.LogoutResponse)
         with pytest.raises(Refused):
             await answers.answer_once(database, different, change)
-        # Nothing to match (the table's CreateTable names no table): any stored answer is it.
+        # Nothing to match (``asked`` None): any stored answer is it.
         unchecked = Once("h-1", None, lobby_pb2.LogoutResponse)
         assert answers.replay(unchecked, store.stored_of(row)) == answer
         assert answers.replay(unchecked, None) is None
@@ -393,9 +380,9 @@ def test_an_answer_kept_on_the_changes_row_is_given_once_made(tmp_path: Path) ->
     with_database(tmp_path, test)
 
 
-def test_a_fingerprint_binds_the_request_and_an_answer_stored_without_one_takes_any() -> None:
+def test_a_fingerprint_binds_the_request() -> None:
     """What a retry must repeat: the request but its cleared fields (a copy made only when one is
-    set, hashed the same); an answer stored before fingerprints were kept matches any retry."""
+    set, hashed the same)."""
     base = lobby_pb2.LeaveTableRequest(request_id="r-1", table_id="t-1")
     in_turkish = lobby_pb2.LeaveTableRequest(request_id="r-1", table_id="t-1", locale="tr")
     other = lobby_pb2.LeaveTableRequest(request_id="r-1", table_id="t-2")
@@ -404,44 +391,6 @@ def test_a_fingerprint_binds_the_request_and_an_answer_stored_without_one_takes_
     assert fingerprint(base, cleared=only_locale) != fingerprint(other, cleared=only_locale)
     assert fingerprint(base) == fingerprint(lobby_pb2.LeaveTableRequest(table_id="t-1"))
     assert in_turkish.locale == "tr"  # the request itself is never changed
-    stored = fingerprint(base)
-    assert same_request(stored, fingerprint(in_turkish))
-    assert not same_request(stored, fingerprint(other))
-    assert same_request(None, fingerprint(other)) and same_request(stored, None)
-
-
-def test_an_answer_scoped_by_its_table_refuses_another_tables_request(tmp_path: Path) -> None:
-    """The table service's variant: stored with the table the call was about, in the change's
-    transaction; a retry naming another table is the mismatch; a call that names no table
-    (CreateTable) takes the stored answer; a create that lost its race stores nothing."""
-    store = ScopedAnswers(SCOPED, scope="table_id")
-    answers = StoredAnswers[CallKey](store, lambda key: Refused(key.request_id))
-    key = CallKey("Leave", "player:p1", "r-1")
-    answer = lobby_pb2.LeaveTableResponse()
-    answer.table.table_id = "t-1"
-
-    async def test(database: Database) -> None:
-        sit = Once(key, b"t-1", lobby_pb2.LeaveTableResponse)
-        await database.transaction(lambda session: answers.remember(session, sit, answer))
-        async with database.read() as session:
-            assert await answers.recall(session, sit) == answer
-            other = Once(key, b"t-2", lobby_pb2.LeaveTableResponse)
-            with pytest.raises(Refused):
-                await answers.recall(session, other)
-            unscoped = Once(key, None, lobby_pb2.LeaveTableResponse)
-            assert await answers.recall(session, unscoped) == answer
-            row = (await session.execute(select(SCOPED))).one()
-            assert (row.table_id, row.response) == ("t-1", answer.SerializeToString())
-        create = CallKey("CreateTable", "service:lobby", "c-1")
-        made = Stored(b"t-9", b"")
-
-        async def first(session: AsyncConnection) -> bool:
-            return await store.claim(session, create, made)
-
-        assert await database.transaction(first)
-        assert not await database.transaction(first)
-
-    with_database(tmp_path, test)
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,22 +14,22 @@ from sqlalchemy import select
 from sqlalchemy.engine import make_url
 
 from okey101.platform.database import Database
-from okey101.table import models
-from okey101.table.errors import NotReady, Stale
+from okey101.platform.idempotency import CallKey
+from okey101.table import answers, models
+from okey101.table.answers import AnswerColumns, AnswerKey, Kept
+from okey101.table.errors import Invalid, NotReady, Stale
 from okey101.table.journal import (
-    NO_TIMER,
     AlreadyAnswered,
-    AnswerRow,
-    EventRow,
-    HandEndRow,
-    HandStartRow,
-    MatchColumns,
-    MoveRow,
-    OutboxRow,
+    EventColumns,
+    HandColumns,
+    HandEndColumns,
+    MoveColumns,
+    OutboxColumns,
+    TableColumns,
     TableJournal,
-    TimerRow,
     Write,
 )
+from okey101.table.records import TimerRecord, timer_columns
 
 from support.databases import postgres_database
 from support.table_rows import new_table_row
@@ -44,27 +44,46 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield url
 
 
-def _event(sequence: int, version: int, secret: bytes | None = None) -> EventRow:
-    private = (secret, None, None, None)
-    return EventRow(sequence, version, 7, "t-1-h1", b"public-%d" % sequence, private)
+def _event(sequence: int, version: int, secret: bytes | None = None) -> EventColumns:
+    return EventColumns(
+        table_id="t-1", sequence=sequence, state_version=version, kind=7, hand_id="t-1-h1",
+        time_us=1_000, public=b"public-%d" % sequence, private_0=secret, private_1=None,
+        private_2=None, private_3=None,
+    )  # fmt: skip
 
 
-def _write(revision: int, **changes: Any) -> Write:
-    values: dict[str, Any] = {
-        "table_id": "t-1",
-        "revision": revision,
+def _move(sequence: int, index: int, seat: int, action: bytes) -> MoveColumns:
+    return MoveColumns(
+        hand_id="t-1-h1", sequence=sequence, action_index=index, seat=seat, action=action,
+        source=1, time_us=1_000,
+    )  # fmt: skip
+
+
+def _key(caller: str, method: str, request_id: str, fingerprint: bytes = b"f") -> AnswerKey:
+    return AnswerKey(CallKey(method, caller, request_id), fingerprint)
+
+
+def _answer(key: AnswerKey, response: bytes) -> AnswerColumns:
+    return answers.row(key, "t-1", response, 1_000)
+
+
+def _write(revision: int, columns: dict[str, Any] | None = None, **rows: Any) -> Write:
+    """The write from ``revision`` of table t-1: its row's ``columns`` (over the versions,
+    state and hand every write sets) and ``rows``."""
+    table: dict[str, Any] = {
+        "revision": revision + 1,
         "state_version": revision + 1,
         "last_sequence": revision + 1,
-        "now_us": 1_000 + revision,
+        "updated_us": 1_000 + revision,
         "state": 2,
         "hand_number": 1,
         "hand_id": "t-1-h1",
         "dealer": 3,
         "turn_deadline_us": 5_000,
-        "events": (_event(revision + 1, revision + 1),),
+        **(columns or {}),
     }
-    values.update(changes)
-    return Write(**values)
+    rows.setdefault("events", (_event(revision + 1, revision + 1),))
+    return Write("t-1", revision, TableColumns(**table), **rows)  # type: ignore[typeddict-item]
 
 
 async def _prepared(url: str) -> tuple[Database, TableJournal]:
@@ -87,27 +106,42 @@ def test_a_write_advances_the_row_and_appends_everything_it_carries(url: str) ->
             await journal.write(
                 _write(
                     0,
-                    seats='[{"kind": "bot"}]',
-                    match=MatchColumns('{"totals": [1]}', b"result"),
-                    snapshot=b"state-bytes",
-                    timer=TimerRow("bot", 2_000, 4_000, "pod-a"),
+                    {
+                        "seats": '[{"kind": "bot"}]',
+                        "match": '{"totals": [1]}',
+                        "match_result": b"result",
+                        "hand_state": b"state-bytes",
+                        "snapshot_sequence": 2,
+                        **timer_columns(TimerRecord("bot", 2_000, 4_000, "pod-a")),
+                        "last_sequence": 2,
+                    },
                     events=(_event(1, 1, b"rack-0"), _event(2, 1)),
-                    moves=(MoveRow(1, 0, 2, b"draw", 1), MoveRow(1, 1, 2, b"discard", 1)),
-                    answer=AnswerRow("ada", "Act", "r-1", b"answer"),
-                    hand_start=HandStartRow(
-                        "t-1-h1",
-                        "m-1",
-                        1,
-                        3,
-                        "okey101-rules/1",
-                        "seed",
-                        "commit",
-                        "[]",
-                        "[1, 2]",
-                        "[]",
+                    moves=(_move(1, 0, 2, b"draw"), _move(1, 1, 2, b"discard")),
+                    answer=_answer(_key("ada", "Act", "r-1"), b"answer"),
+                    hand_start=HandColumns(
+                        hand_id="t-1-h1",
+                        table_id="t-1",
+                        match_id="m-1",
+                        hand_number=1,
+                        dealer=3,
+                        rules_version="okey101-rules/1",
+                        server_seed="seed",
+                        commitment="commit",
+                        player_seeds="[]",
+                        deck="[1, 2]",
+                        seats="[]",
+                        started_us=1_000,
                     ),
-                    outbox=(OutboxRow("hand", "t-1-h0", b"payload"),),
-                    last_sequence=2,
+                    outbox=(
+                        OutboxColumns(
+                            table_id="t-1",
+                            kind="hand",
+                            key="t-1-h0",
+                            payload=b"payload",
+                            created_us=1_000,
+                            next_attempt_us=1_000,
+                        ),
+                    ),
                 )
             )
             (table,) = await _rows(database, models.tables)
@@ -149,10 +183,14 @@ def test_a_write_advances_the_row_and_appends_everything_it_carries(url: str) ->
             await journal.write(
                 _write(
                     1,
-                    last_sequence=3,
+                    {"last_sequence": 3, **timer_columns(None)},
                     events=(_event(3, 2),),
-                    hand_end=HandEndRow("t-1-h1", b"hand-result", b"final"),
-                    timer=NO_TIMER,
+                    hand_end=HandEndColumns(
+                        hand_id="t-1-h1",
+                        ended_us=1_001,
+                        result=b"hand-result",
+                        final_state=b"final",
+                    ),
                 )
             )
             (table,) = await _rows(database, models.tables)
@@ -176,7 +214,9 @@ def test_a_write_from_an_old_revision_changes_nothing(url: str) -> None:
             with pytest.raises(Stale):
                 await journal.write(
                     _write(
-                        0, answer=AnswerRow("ada", "Act", "r-2", b"late"), events=(_event(9, 9),)
+                        0,
+                        answer=_answer(_key("ada", "Act", "r-2"), b"late"),
+                        events=(_event(9, 9),),
                     )
                 )
             (table,) = await _rows(database, models.tables)
@@ -191,17 +231,21 @@ def test_a_write_from_an_old_revision_changes_nothing(url: str) -> None:
 
 
 def test_a_request_id_answered_already_writes_nothing_and_gives_the_answer(url: str) -> None:
+    """The write finds the key taken and writes nothing; the stored answer is read back by
+    ``answers.recall`` (the core's way), for this table."""
+
     async def scenario() -> None:
         database, journal = await _prepared(url)
         try:
-            await journal.write(_write(0, answer=AnswerRow("ada", "Act", "r-1", b"first")))
-            with pytest.raises(AlreadyAnswered) as answered:
-                await journal.write(_write(1, answer=AnswerRow("ada", "Act", "r-1", b"second")))
-            assert (answered.value.table_id, answered.value.response) == ("t-1", b"first")
+            first = _key("ada", "Act", "r-1")
+            await journal.write(_write(0, answer=_answer(first, b"first")))
+            with pytest.raises(AlreadyAnswered):
+                await journal.write(_write(1, answer=_answer(first, b"second")))
+            assert await answers.recall(database, first, Kept("t-1")) == b"first"
             (table,) = await _rows(database, models.tables)
             assert (table["revision"], table["last_sequence"]) == (1, 1)
             # The same id from another caller is another request.
-            await journal.write(_write(1, answer=AnswerRow("bea", "Act", "r-1", b"hers")))
+            await journal.write(_write(1, answer=_answer(_key("bea", "Act", "r-1"), b"hers")))
         finally:
             await journal.close()
             await database.dispose()
@@ -209,34 +253,30 @@ def test_a_request_id_answered_already_writes_nothing_and_gives_the_answer(url: 
     asyncio.run(scenario())
 
 
-def test_a_stored_answer_keeps_its_requests_fingerprint_and_older_ones_have_none(
-    url: str,
-) -> None:
+def test_a_stored_answer_keeps_its_requests_fingerprint(url: str) -> None:
     """The answer is stored with the fingerprint of the request it answers (migration 0003);
-    a write that finds the key taken reports the stored fingerprint, so the core can tell a
-    retry from a request id reused for another request. Answers stored before the column
-    (NULL) come back with none."""
+    when a write finds the key taken, the stored fingerprint tells a retry from a request id
+    reused for another request (or about another table): REQUEST_ID_REUSED."""
 
     async def scenario() -> None:
         database, journal = await _prepared(url)
         try:
             draw, discard = b"\x01" * 32, b"\x02" * 32
-            await journal.write(_write(0, answer=AnswerRow("ada", "Act", "r-1", b"drew", draw)))
-            with pytest.raises(AlreadyAnswered) as answered:
-                await journal.write(
-                    _write(1, answer=AnswerRow("ada", "Act", "r-1", b"discarded", discard))
-                )
-            found = answered.value
-            assert (found.table_id, found.response, found.fingerprint) == ("t-1", b"drew", draw)
+            drew = _key("ada", "Act", "r-1", draw)
+            await journal.write(_write(0, answer=_answer(drew, b"drew")))
+            reused = _key("ada", "Act", "r-1", discard)
+            with pytest.raises(AlreadyAnswered):
+                await journal.write(_write(1, answer=_answer(reused, b"discarded")))
+            assert await answers.recall(database, drew, Kept("t-1")) == b"drew"
+            with pytest.raises(Invalid) as refused:
+                await answers.recall(database, reused, Kept("t-1"))
+            assert refused.value.code == "REQUEST_ID_REUSED"
+            with pytest.raises(Invalid):
+                await answers.recall(database, drew, Kept("t-2"))
             (table,) = await _rows(database, models.tables)
             assert (table["revision"], table["last_sequence"]) == (1, 1)
             (stored,) = await _rows(database, models.requests)
             assert bytes(stored["fingerprint"]) == draw
-            # An answer written before fingerprints were kept.
-            await journal.write(_write(1, answer=AnswerRow("ada", "Sit", "r-2", b"sat")))
-            with pytest.raises(AlreadyAnswered) as old:
-                await journal.write(_write(2, answer=AnswerRow("ada", "Sit", "r-2", b"x", draw)))
-            assert (old.value.response, old.value.fingerprint) == (b"sat", None)
         finally:
             await journal.close()
             await database.dispose()
@@ -249,19 +289,18 @@ def test_a_table_loads_as_its_row_and_the_moves_since_its_snapshot(url: str) -> 
         database, journal = await _prepared(url)
         try:
             assert await journal.load("t-unknown") is None
+            dealt = {"hand_state": b"dealt", "snapshot_sequence": 1}
+            await journal.write(_write(0, dealt, moves=(_move(1, 0, 1, b"first"),)))
+            await journal.write(_write(1, moves=(_move(2, 0, 1, b"second"),)))
             await journal.write(
-                _write(0, snapshot=b"dealt", moves=(MoveRow(1, 0, 1, b"first", 1),))
-            )
-            await journal.write(_write(1, moves=(MoveRow(2, 0, 1, b"second", 1),)))
-            await journal.write(
-                _write(2, moves=(MoveRow(3, 0, 2, b"third", 1), MoveRow(3, 1, 2, b"fourth", 1)))
+                _write(2, moves=(_move(3, 0, 2, b"third"), _move(3, 1, 2, b"fourth")))
             )
             loaded = await journal.load("t-1")
             assert loaded is not None
             assert loaded.row["revision"] == 3 and bytes(loaded.row["hand_state"]) == b"dealt"
             # The snapshot is as of sequence 1: the moves after it, in order.
             assert [m.action for m in loaded.moves] == [b"second", b"third", b"fourth"]
-            await journal.write(_write(3, snapshot=b"later"))
+            await journal.write(_write(3, {"hand_state": b"later", "snapshot_sequence": 4}))
             loaded = await journal.load("t-1")
             assert loaded is not None and loaded.moves == ()
         finally:

@@ -17,7 +17,7 @@ from typing import Any
 
 from okey101.platform.database import Database
 from okey101.table import models
-from okey101.table.journal import EventRow, Snapshot, TableJournal, Write
+from okey101.table.journal import EventColumns, Snapshot, TableColumns, TableJournal, Write
 from okey101.table.live import LiveTable, LiveTables
 from okey101.table.store import TableStore
 
@@ -28,20 +28,17 @@ TABLE = "t-live"
 
 def another_pods_write(revision: int) -> Write:
     """What another process writes: one event, the row one revision on."""
-    event = EventRow(revision + 1, revision + 1, 7, "", b"public-%d" % revision, (None,) * 4)
-    return Write(
-        table_id=TABLE,
-        revision=revision,
-        state_version=revision + 1,
-        last_sequence=revision + 1,
-        now_us=1_000 + revision,
-        state=1,
-        hand_number=0,
-        hand_id="",
-        dealer=0,
+    event = EventColumns(
+        table_id=TABLE, sequence=revision + 1, state_version=revision + 1, kind=7, hand_id="",
+        time_us=1_000 + revision, public=b"public-%d" % revision, private_0=None, private_1=None,
+        private_2=None, private_3=None,
+    )  # fmt: skip
+    row = TableColumns(
+        revision=revision + 1, state_version=revision + 1, last_sequence=revision + 1,
+        updated_us=1_000 + revision, state=1, hand_number=0, hand_id="", dealer=0,
         turn_deadline_us=None,
-        events=(event,),
-    )
+    )  # fmt: skip
+    return Write(table_id=TABLE, revision=revision, table=row, events=(event,))
 
 
 class HeldJournal:

@@ -2,11 +2,11 @@
 
 T tables of four seats are created in a temporary database (PostgreSQL on
 ``OKEY_TEST_DATABASE_URL``'s server, or a SQLite file with ``--sqlite``) and played for S seconds
-through the table core itself (``TableCore.change`` with ``moves.plan_moves``: the same plan,
-seal, one journal write and publish an ``Act`` makes), each seat's move chosen by the engine's
-random bot from its view. Hands are dealt again as they end. What a move costs the table, with
-no transport around it, is the process's processor time less the time spent choosing moves,
-divided by the moves applied: ``table_cpu_us_per_move``. The last line is JSON: ``tables``,
+through the table core itself (``TableCore.move``: the same plan, seal, one journal write and
+publish an ``Act`` makes), each seat's move chosen by the engine's random bot from its view.
+Hands are dealt again as they end. What a move costs the table, with no transport around it, is
+the process's processor time less the time spent choosing moves, divided by the moves applied:
+``table_cpu_us_per_move``. The last line is JSON: ``tables``,
 ``seconds``, ``database``, ``moves_applied``, ``moves_per_second``, ``table_cpu_us_per_move``,
 ``deciding_cpu_us_per_move``, ``hands_dealt``, and ``gc``: the garbage collector's work over the
 run (collections, full ones, seconds in all, the longest pause), with the collector set as a
@@ -23,11 +23,8 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-from okey.v1 import common_pb2
 
 from okey101.bench import load_stack
 from okey101.engine.bots.entry_points import fallback_decision
@@ -36,71 +33,45 @@ from okey101.engine.rules import RuleSet
 from okey101.engine.view import view as engine_view
 from okey101.platform import collector, convert
 from okey101.platform.database import Database, sqlite_url
-from okey101.table.change import AnswerKey, Change
+from okey101.platform.idempotency import CallKey
+from okey101.table.answers import AnswerKey
 from okey101.table.core import TableCore
-from okey101.table.dealing import plan_next_deal, plan_start
-from okey101.table.journal import TableJournal
-from okey101.table.live import LiveTable
-from okey101.table.moves import plan_moves
 from okey101.table.options import TableOptions
-from okey101.table.records import MatchRecord, SeatRecord, seats_to_json
-from okey101.table.store import TableStore
+from okey101.table.records import SeatRecord, TableRecord
+
+#: What each move's answer is stored under besides its request id (Act computes a request's
+#: fingerprint before it reaches the core; the benchmark has no request to take it from).
+_FINGERPRINT = bytes(32)
 
 
-def _row(table_id: str, rules: RuleSet) -> dict[str, Any]:
-    seats = [SeatRecord(kind="player", player_id=f"p{i}", display_name=f"p{i}") for i in range(4)]
-    return {
-        "table_id": table_id, "match_id": f"m-{table_id}", "name": "", "visibility": 1,
-        "invite_code": "", "state": common_pb2.TABLE_STATE_WAITING, "host_player_id": "",
-        "tournament_id": "", "tournament_round": 0, "preset": rules.name,
-        "rules": convert.rules_to_proto(rules).SerializeToString(),
-        "rules_version": "okey101-rules/1", "start_when_full": False, "created_us": 1,
-        "updated_us": 1, "seats": seats_to_json(seats), "state_version": 0, "last_sequence": 0,
-        "hand_number": 0, "hand_id": "", "dealer": 0, "hand_state": None,
-        "match": MatchRecord().to_json(), "turn_deadline_us": None, "match_result": None,
-        "revision": 0, "snapshot_sequence": 0, "timer_kind": None, "timer_due_us": None,
-        "timer_claimed_until_us": None, "timer_claimed_by": "",
-    }  # fmt: skip
-
-
-def _mover(
-    seat: int,
-    actions: list[common_pb2.Action],
-    key: AnswerKey,
-    core: TableCore,
-    options: TableOptions,
-) -> Callable[[LiveTable], Change]:
-    """The plan of ``seat``'s ``actions``, as ``Act`` plans them."""
-
-    def plan(table: LiveTable) -> Change:
-        return plan_moves(
-            table.record, table.state, table.deal, seat, actions,
-            expected_version=table.record.state_version, source=1, now_us=core.now_us(),
-            options=options, answer=key, back_from_away=True,
-        )  # fmt: skip
-
-    return plan
+def _table(table_id: str, rules: RuleSet) -> TableRecord:
+    """A new table of four players, not started."""
+    return TableRecord.new(
+        table_id=table_id,
+        match_id=f"m-{table_id}",
+        preset=rules.name,
+        rules=convert.rules_to_proto(rules).SerializeToString(),
+        rules_version="okey101-rules/1",
+        seats=[
+            SeatRecord(kind="player", player_id=f"p{i}", display_name=f"p{i}") for i in range(4)
+        ],
+        created_us=1,
+    )
 
 
 async def _play(url: str, tables: int, seconds: float) -> dict[str, Any]:
     database = Database(url)
     await database.migrate("table")
-    store = TableStore(database)
     options = TableOptions(bot_move_seconds=0, next_hand_seconds=0, default_turn_seconds=0)
-    core = TableCore(TableJournal.for_url(database.url), store, options=options)
+    core = TableCore.open(database, options=options)
     rules = RuleSet.preset("oyna").with_overrides({"match_end": "fixed_hands", "match_hands": 999})
     table_ids = []
     try:
         for _ in range(tables):
             table_id = f"t-{uuid.uuid4().hex}"
-            await store.create(_row(table_id, rules), ("bench", "CreateTable", table_id[:60], b""))
-            await core.change(
-                table_id,
-                lambda t: plan_start(
-                    t.record, t.state, t.deal, fill_with_bots=False, level=0,
-                    now_us=core.now_us(), options=options,
-                ),
-            )  # fmt: skip
+            created = CallKey("CreateTable", "bench", table_id[:60])
+            await core.create(_table(table_id, rules), AnswerKey(created, _FINGERPRINT), b"")
+            await core.start(table_id)
             table_ids.append(table_id)
         applied = 0
         dealt = 0
@@ -110,15 +81,10 @@ async def _play(url: str, tables: int, seconds: float) -> dict[str, Any]:
         async def play(table_id: str) -> None:
             nonlocal applied, dealt, deciding
             while time.monotonic() < ends:
-                live: LiveTable = await core.tables.get(table_id)
+                live = await core.tables.get(table_id)
                 state = live.state
                 if state is None or state.phase is Phase.ENDED:
-                    await core.change(
-                        table_id,
-                        lambda t: plan_next_deal(
-                            t.record, t.state, t.deal, now_us=core.now_us(), options=options
-                        ),
-                    )
+                    await core.deal_next(table_id)
                     dealt += 1
                     continue
                 seat = state.turn
@@ -126,9 +92,10 @@ async def _play(url: str, tables: int, seconds: float) -> dict[str, Any]:
                 decision = fallback_decision(engine_view(state, seat), state.rules, applied)
                 actions = [convert.action_to_proto(action) for action in decision.actions]
                 deciding += time.process_time() - began
-                key = AnswerKey(f"p{seat}", "Act", uuid.uuid4().hex)
-                plan = _mover(seat, actions, key, core, options)
-                await core.change(table_id, plan, answer_key=key)
+                key = AnswerKey(CallKey("Act", f"p{seat}", uuid.uuid4().hex), _FINGERPRINT)
+                await core.move(
+                    table_id, seat, actions, source=1, answer_key=key, back_from_away=True
+                )
                 applied += len(actions)
 
         collector.settle()  # as a service does once it is serving
@@ -142,7 +109,7 @@ async def _play(url: str, tables: int, seconds: float) -> dict[str, Any]:
         cpu = time.process_time() - cpu_began
         wall = time.perf_counter() - wall_began
     finally:
-        await core.journal.close()
+        await core.close()
         await database.dispose()
     return {
         "tables": tables,

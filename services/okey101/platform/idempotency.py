@@ -16,21 +16,22 @@ The variants, as parameters:
   (scoring: the hand or match id, whatever the request id, so a redelivery with a new request id
   is the same call).
 - **What a retry must match** (``Once.asked``): a ``fingerprint`` of the request (SHA-256 of it
-  without its request id, its locale and any secrets: the lobby, scoring), or only what the
-  request was about (the table: the same table id), or nothing (None).
+  without its request id, its locale and any secrets: the lobby, scoring), or nothing (None).
 - **Where answers are kept** (an ``AnswerStore``): a table of their own, sealed under a key
-  derived from the request id (``SealedAnswers``: the lobby's answers hold live tokens); the row
-  the change itself writes (``RowAnswers``: scoring's hands and matches); a table of their own
-  in the clear, with the table id the request was about (``ScopedAnswers``: the table's
-  ``table_requests``, which the table service still reads and writes itself).
+  derived from the request id (``SealedAnswers``: the lobby's answers hold live tokens), or the
+  row the change itself writes (``RowAnswers``: scoring's hands and matches).
 - **How a retry racing its first attempt is answered.** Either the key is claimed before the
   change (``ClaimedAnswers.claim``: an ``INSERT ... ON CONFLICT DO NOTHING`` of the key, so a
   second transaction with the same key waits for the first and then reads its answer; the
   lobby), or the change's own unique keys stop the second transaction, which then reads the
   winner's answer (``StoredAnswers.answer_once``: scoring).
 
-A store whose reads are part of a bigger read (the table reads its row and the stored answer in
+A store whose reads are part of a bigger read (scoring reads its row and the stored answer in
 one round trip) hands what it read to ``replay``, which gives the verdict alone.
+
+The table service keys its answers the same way (``CallKey`` and a ``fingerprint``) but keeps
+them beside the table each call was about, written by its journal's one write and kept in its
+live tables' memory: ``okey101.table.answers``.
 """
 
 from __future__ import annotations
@@ -119,20 +120,10 @@ class Once(Generic[K, M]):
 @dataclass(frozen=True, slots=True)
 class Stored:
     """What a store keeps under a key: what the answered request asked, and the answer's bytes
-    (None: the key is claimed and no answer is stored, or none is owed). A store that keeps a
-    scope as ``asked`` (``ScopedAnswers``) keeps the request's ``fingerprint`` beside it (None
-    for an answer stored before fingerprints were kept: any retry matches it)."""
+    (None: the key is claimed and no answer is stored, or none is owed)."""
 
     asked: bytes | None
     answer: bytes | None
-    fingerprint: bytes | None = None
-
-
-def same_request(stored: bytes | None, asked: bytes | None) -> bool:
-    """Whether a call whose fingerprint is ``asked`` repeats the request whose stored
-    fingerprint is ``stored``: an answer stored without one (before fingerprints were kept)
-    is taken by any retry, as it was then."""
-    return stored is None or asked is None or stored == asked
 
 
 class Unreadable(Exception):
@@ -357,90 +348,6 @@ class SealedAnswers:
         await session.execute(delete(self.table).where(self.table.c.created_us < before_us))
 
 
-class ScopedAnswers:
-    """Answers in a table of their own, in the clear, beside what each request was about (its
-    scope, such as the table id a table service call names): a ``ClaimingStore`` of
-    ``CallKey``, for the table service's ``table_requests``.
-
-    The table has ``caller``, ``method`` and ``request_id`` (the primary key), the ``scope``
-    column, the answer's bytes (``answer``, not null), the request's ``fingerprint`` (nullable:
-    rows stored before it was kept) and ``created_us``. ``Stored.asked`` is the scope as UTF-8:
-    a retry whose ``Once.asked`` names another scope is the mismatch, and one that names none
-    (``None``: a call that makes the scope, such as CreateTable) takes the answer stored
-    whatever its scope; either way its fingerprint must be the stored one (``same_request``),
-    else it reuses the request id for another request (AIP-155)."""
-
-    def __init__(
-        self,
-        table: Table,
-        *,
-        scope: str,
-        answer: str = "response",
-        fingerprint: str = "fingerprint",
-    ) -> None:
-        self.table = table
-        self.scope = table.c[scope]
-        self.answer = table.c[answer]
-        self.fingerprint = table.c[fingerprint]
-
-    def _where(self, key: CallKey) -> tuple[Any, ...]:
-        column = self.table.c
-        return (
-            column.caller == key.caller,
-            column.method == key.method,
-            column.request_id == key.request_id,
-        )
-
-    def _values(self, key: CallKey, stored: Stored) -> dict[str, Any]:
-        if stored.asked is None or stored.answer is None:
-            raise ValueError("a scoped answer needs its scope and its answer")
-        return {
-            "caller": key.caller,
-            "method": key.method,
-            "request_id": key.request_id,
-            self.scope.name: stored.asked.decode(),
-            self.answer.name: stored.answer,
-            self.fingerprint.name: stored.fingerprint,
-            "created_us": _now_us(),
-        }
-
-    def stored_of(self, row: Any) -> Stored | None:
-        """What a row read with the scope and answer columns keeps (None for no row), for a
-        caller that reads it with other rows in one round trip."""
-        if row is None:
-            return None
-        scope, answer = getattr(row, self.scope.name), getattr(row, self.answer.name)
-        fingerprint = getattr(row, self.fingerprint.name, None)
-        return Stored(
-            str(scope).encode(), bytes(answer), None if fingerprint is None else bytes(fingerprint)
-        )
-
-    async def load(self, session: AsyncConnection, key: CallKey) -> Stored | None:
-        query = select(self.scope, self.answer, self.fingerprint).where(*self._where(key))
-        return self.stored_of((await session.execute(query)).first())
-
-    async def save(self, session: AsyncConnection, key: CallKey, stored: Stored) -> None:
-        """Insert the answer (a second answer for the key fails the transaction)."""
-        await session.execute(self.table.insert().values(**self._values(key, stored)))
-
-    async def claim(
-        self, session: AsyncConnection, key: CallKey, stored: Stored | None = None
-    ) -> bool:
-        """Insert the answer unless the key has one: this table keeps no key without its
-        answer, so ``stored`` is needed."""
-        if stored is None:
-            raise ValueError("a scoped answer is claimed with its answer")
-        inserted = await session.execute(
-            insert_ignoring_conflicts(self.table, session.dialect.name).values(
-                **self._values(key, stored)
-            )
-        )
-        return bool(inserted.rowcount == 1)
-
-    async def forget(self, session: AsyncConnection, key: CallKey) -> None:
-        await session.execute(delete(self.table).where(*self._where(key)))
-
-
 class RowAnswers:
     """Answers kept on the row the change writes (scoring's hands and matches): an
     ``AnswerStore`` of that row's key. ``asked`` holds the fingerprint as hex text, ``answer``
@@ -487,11 +394,9 @@ __all__ = [
     "Once",
     "Raced",
     "RowAnswers",
-    "ScopedAnswers",
     "SealedAnswers",
     "Stored",
     "StoredAnswers",
     "Unreadable",
     "fingerprint",
-    "same_request",
 ]

@@ -4,7 +4,7 @@ timed out, a bot's step (a bot seat's, or an away player's).
 One step per timer: each step is a change like a player's (``TableCore.change``), and its write
 sets the table's next timer (a bot's turn is a few steps, each due at once), so a pod that dies
 between two steps leaves the next one owed in the table's row. The pod that wrote a timer runs
-it from memory (``runtime``); any pod runs one its holder let lapse. A step another pod made
+it from memory (``timers``); any pod runs one its holder let lapse. A step another pod made
 first is not made again: it was computed from a version that is no longer the table's.
 
 A bot's decision comes from the bot service, from the seat's view (and, for the hard level, the
@@ -27,14 +27,13 @@ from okey101.engine.view import view as engine_view
 from okey101.platform import convert
 from okey101.platform.errors import Internal
 from okey101.platform.peer_calls import PeerError, call_peer
-from okey101.platform.peer_channels import PeerChannels as Peers
+from okey101.platform.peer_channels import PeerChannels
 from okey101.table import events, metrics
 from okey101.table.change import Change
 from okey101.table.core import TableCore
-from okey101.table.dealing import plan_next_deal, plan_start
 from okey101.table.errors import NotReady, Stale
 from okey101.table.live import LiveTable
-from okey101.table.moves import action_kinds, plan_moves
+from okey101.table.moves import action_kinds
 from okey101.table.options import TableOptions
 from okey101.table.records import DealInfo, TableRecord, TimerRecord
 from okey101.table.views import hand_live
@@ -81,7 +80,7 @@ def plan_no_timer(
 class Autoplay:
     """The steps of due timers (module docstring)."""
 
-    def __init__(self, core: TableCore, peers: Peers) -> None:
+    def __init__(self, core: TableCore, peers: PeerChannels) -> None:
         self.core = core
         self.peers = peers
         self.options = core.options
@@ -95,13 +94,7 @@ class Autoplay:
         now = core.now_us()
         options = self.options
         if record.due_to_start:
-            await core.change(
-                table_id,
-                lambda t: plan_start(
-                    t.record, t.state, t.deal, fill_with_bots=False, level=0, now_us=now,
-                    options=options,
-                ),
-            )  # fmt: skip
+            await core.start(table_id)
             return
         if record.state != common_pb2.TABLE_STATE_PLAYING or state is None:
             if record.timer is not None:
@@ -110,10 +103,7 @@ class Autoplay:
                 )
             return
         if not hand_live(state):
-            await core.change(
-                table_id,
-                lambda t: plan_next_deal(t.record, t.state, t.deal, now_us=now, options=options),
-            )
+            await core.deal_next(table_id)
             return
         seat = state.turn
         source = table_pb2.MOVE_SOURCE_BOT
@@ -141,15 +131,9 @@ class Autoplay:
         them)."""
         version = live.record.state_version
         actions = await self.bot_actions(live, seat)
-        now = self.core.now_us()
-        options = self.options
-        await self.core.change(
-            live.table_id,
-            lambda t: plan_moves(
-                t.record, t.state, t.deal, seat, actions, expected_version=version,
-                source=source, now_us=now, options=options, answer=None, autoplayed=True,
-            ),
-        )  # fmt: skip
+        await self.core.move(
+            live.table_id, seat, actions, source=source, expected_version=version, autoplayed=True
+        )
         for kind in action_kinds(actions):
             metrics.MOVES.labels(kind, SOURCE_LABELS.get(source, "other")).inc()
 

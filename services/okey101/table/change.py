@@ -4,36 +4,37 @@ Every change (a move, a deal, a seat taken, a timer's step) is planned by a pure
 live table (``seating``, ``dealing``, ``moves``) into a ``Change``: the record, hand state and
 deal as they will be, the events (not yet numbered), the moves, the table's next timer, the
 hand's and the outbox's rows, and how to answer the request. ``seal`` numbers the events after
-the table's last sequence number, advances the versions, builds the answer, and gives the
-``journal.Write`` that makes it all durable in one round trip with the ``Sealed`` table that
-the live table becomes once it is written. Nothing runs inside the write: if it finds the table
+the table's last sequence number, advances the versions, makes a new timer this pod's
+(``timers.held``), builds the answer, and gives the ``journal.Write`` (the rows, as columns)
+that makes it all durable in one round trip with the ``Sealed`` table that the live table
+becomes once it is written. Nothing runs inside the write: if it finds the table
 moved on (``Stale``), the change is planned again on the fresh table.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final, NamedTuple
+from typing import Final
 
 from okey.v1 import common_pb2
 
 from okey101.engine.hand import HandState
 from okey101.platform import convert
+from okey101.table import answers
+from okey101.table.answers import AnswerKey
 from okey101.table.journal import (
-    NO_TIMER,
-    AnswerRow,
+    EventColumns,
     EventRow,
-    HandEndRow,
-    HandStartRow,
-    MatchColumns,
-    MoveRow,
-    OutboxRow,
-    TimerRow,
+    HandColumns,
+    HandEndColumns,
+    MoveColumns,
+    OutboxColumns,
+    TableColumns,
     Write,
 )
-from okey101.table.records import DealInfo, TableRecord, TimerRecord, seats_to_json
+from okey101.table.records import DealInfo, TableRecord, seats_to_json, timer_columns
+from okey101.table.timers import UNCHANGED, TimerChange, Unchanged, held
 from okey101.table.views import SeatViews
 
 #: The hand's state is written as a snapshot when this many events were logged since the last
@@ -62,28 +63,6 @@ class PlannedMove:
     source: int
 
 
-class _Keep:
-    """``Change.timer``'s "leave the table's timer as it is"."""
-
-
-KEEP_TIMER: Final = _Keep()
-
-
-class AnswerKey(NamedTuple):
-    """Where a call's answer is stored (caller, method, request id) and the fingerprint of the
-    request it answers (``platform.idempotency.fingerprint``; None: not checked)."""
-
-    caller: str
-    method: str
-    request_id: str
-    asked: bytes | None = None
-
-    @property
-    def slot(self) -> tuple[str, str, str]:
-        """The stored answer's key without the fingerprint."""
-        return (self.caller, self.method, self.request_id)
-
-
 @dataclass
 class Change:
     """One change, planned (module docstring). ``record``, ``state`` and ``deal`` are the table
@@ -102,11 +81,13 @@ class Change:
     write_match: bool = False
     #: Write the hand's state now (a deal, a hand's end); else every SNAPSHOT_EVERY_EVENTS.
     snapshot: bool = False
-    #: The table's timer from now on: ``KEEP_TIMER``, None (none), or a new one.
-    timer: TimerRecord | _Keep | None = KEEP_TIMER
-    hand_start: HandStartRow | None = None
-    hand_end: HandEndRow | None = None
-    outbox: list[OutboxRow] = field(default_factory=list)
+    #: The table's timer from now on: a new one (due: ``seal`` makes it this pod's), None (no
+    #: timer), or ``timers.UNCHANGED``.
+    timer: TimerChange = UNCHANGED
+    #: The rows of the hand's deal and end, and what scoring is owed (``journal``'s columns).
+    hand_start: HandColumns | None = None
+    hand_end: HandEndColumns | None = None
+    outbox: list[OutboxColumns] = field(default_factory=list)
     #: Where the answer is stored, and the answer, from the table as sealed.
     answer: tuple[AnswerKey, Callable[[Sealed], bytes]] | None = None
 
@@ -124,45 +105,42 @@ class Sealed:
     write: Write
     #: The views of the table after it (built when first asked: the answer may need one).
     views: SeatViews
-    #: The timer changed (None: it is the same as before).
+    #: The change set the table's timer (a new one, or none).
     timer_changed: bool
 
 
 def seal(change: Change, *, pod: str, lease_us: int) -> Sealed:
     """Number ``change``'s events, advance the table's versions, and build its write (module
-    docstring). A new timer is this pod's until its due time plus ``lease_us``."""
+    docstring). A new timer is this pod's (``timers.held``) for ``lease_us`` past its due time."""
     before = change.before
+    table_id = before.table_id
+    now = change.now_us
     version = before.state_version + (1 if change.game else 0)
     sequence = before.last_sequence
     events: list[EventRow] = []
+    logged: list[EventColumns] = []
     for draft in change.drafts:
         sequence += 1
         event = draft.event
         event.sequence = sequence
         event.state_version = version
-        event.time.FromMicroseconds(change.now_us)
+        event.time.FromMicroseconds(now)
+        public = event.SerializeToString()
         private = draft.private
-        events.append(
-            EventRow(
-                sequence,
-                version,
-                event.kind,
-                event.hand_id,
-                event.SerializeToString(),
-                (private.get(0), private.get(1), private.get(2), private.get(3)),
-            )
-        )
-    timer_changed = not isinstance(change.timer, _Keep)
+        extras = (private.get(0), private.get(1), private.get(2), private.get(3))
+        events.append(EventRow(sequence, version, event.kind, event.hand_id, public, extras))
+        row: EventColumns = {
+            "table_id": table_id, "sequence": sequence, "state_version": version,
+            "kind": event.kind, "hand_id": event.hand_id, "time_us": now, "public": public,
+            "private_0": extras[0], "private_1": extras[1], "private_2": extras[2],
+            "private_3": extras[3],
+        }  # fmt: skip
+        logged.append(row)
     timer = change.record.timer
-    timer_row: TimerRow | None = None
-    if timer_changed:
-        new_timer = change.timer
-        assert not isinstance(new_timer, _Keep)
-        if new_timer is None:
-            timer, timer_row = None, NO_TIMER
-        else:
-            timer = TimerRecord(new_timer.kind, new_timer.due_us, new_timer.due_us + lease_us, pod)
-            timer_row = TimerRow(timer.kind, timer.due_us, timer.claimed_until_us, pod)
+    new_timer = change.timer
+    timer_changed = not isinstance(new_timer, Unchanged)
+    if not isinstance(new_timer, Unchanged):
+        timer = None if new_timer is None else held(new_timer, pod, lease_us)
     snapshot: bytes | None = None
     snapshot_sequence = before.snapshot_sequence
     state = change.state
@@ -179,64 +157,65 @@ def seal(change: Change, *, pod: str, lease_us: int) -> Sealed:
         last_sequence=sequence,
         snapshot_sequence=snapshot_sequence,
         timer=timer,
+        updated_us=now,
     )
-    moves = tuple(
-        MoveRow(events[move.first_event].sequence, move.action_index, move.seat, move.action,
-                move.source)
+    table: TableColumns = {
+        "revision": record.revision,
+        "state_version": version,
+        "last_sequence": sequence,
+        "updated_us": now,
+        "state": record.state,
+        "hand_number": record.hand_number,
+        "hand_id": record.hand_id,
+        "dealer": record.dealer,
+        "turn_deadline_us": record.turn_deadline_us,
+    }
+    if change.write_seats:
+        table["seats"] = seats_to_json(record.seats)
+    if change.write_match:
+        table["match"] = record.match.to_json()
+        table["match_result"] = record.match_result
+    if snapshot is not None:
+        table["hand_state"] = snapshot
+        table["snapshot_sequence"] = sequence
+    if timer_changed:
+        table = {**table, **timer_columns(timer)}
+    hand_id = record.hand_id
+    moves: list[MoveColumns] = [
+        {
+            "hand_id": hand_id, "sequence": events[move.first_event].sequence,
+            "action_index": move.action_index, "seat": move.seat, "action": move.action,
+            "source": move.source, "time_us": now,
+        }
         for move in change.moves
-    )  # fmt: skip
-    sealed = Sealed(
-        record=record,
-        state=state,
-        deal=change.deal,
-        events=tuple(events),
-        answer=None,
-        answer_key=None,
-        write=Write(
-            table_id=record.table_id,
-            revision=before.revision,
-            state_version=version,
-            last_sequence=sequence,
-            now_us=change.now_us,
-            state=record.state,
-            hand_number=record.hand_number,
-            hand_id=record.hand_id,
-            dealer=record.dealer,
-            turn_deadline_us=record.turn_deadline_us,
-            seats=seats_to_json(record.seats) if change.write_seats else None,
-            match=(
-                MatchColumns(record.match.to_json(), record.match_result)
-                if change.write_match
-                else None
-            ),
-            snapshot=snapshot,
-            timer=timer_row,
-            events=tuple(events),
-            moves=moves,
-            hand_start=change.hand_start,
-            hand_end=change.hand_end,
-            outbox=tuple(change.outbox),
-        ),
-        timer_changed=timer_changed,
-        views=SeatViews(record, state, change.deal),
-    )
+    ]  # fmt: skip
+    views = SeatViews(record, state, change.deal)
+    numbered = tuple(events)
+
+    def sealed(answer: bytes | None, key: AnswerKey | None) -> Sealed:
+        write = Write(
+            table_id,
+            before.revision,
+            table,
+            logged,
+            moves,
+            None if answer is None or key is None else answers.row(key, table_id, answer, now),
+            change.hand_start,
+            change.hand_end,
+            change.outbox,
+        )
+        return Sealed(
+            record, state, change.deal, numbered, answer, key, write, views, timer_changed
+        )
+
     if change.answer is None:
-        return sealed
+        return sealed(None, None)
     key, respond = change.answer
-    answer = respond(sealed)
-    row = AnswerRow(key.caller, key.method, key.request_id, answer, key.asked)
-    return dataclasses.replace(
-        sealed,
-        answer=answer,
-        answer_key=key,
-        write=dataclasses.replace(sealed.write, answer=row),
-    )
+    return sealed(respond(sealed(None, None)), key)
 
 
 __all__ = [
-    "KEEP_TIMER",
     "SNAPSHOT_EVERY_EVENTS",
-    "AnswerKey",
     "Change",
     "EventDraft",
     "PlannedMove",

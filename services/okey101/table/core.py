@@ -5,24 +5,27 @@
 2. **Write** (``journal``): one round trip, a compare-and-set on the table's revision. If it
    finds the table moved on (another pod served it), the table is reloaded and the change
    planned again; after ``ATTEMPTS`` such tries the call is ABORTED ``TABLE_CONTENDED``. A
-   request id answered already gives its stored answer.
+   request id answered already gives its stored answer (``answers``).
 3. **Publish**: the live table becomes the sealed one (its watchers woken, its answer kept),
-   the game metrics count it, and its timer, if it changed, is scheduled in this pod's memory.
+   the game metrics count it, and its timer, if it changed, is handed to ``on_timer`` (the
+   runtime's ``timers.HeldTimers``, which holds it if this pod does).
 
 A refusal computed from memory is checked against the database before it is sent, when the
 call carries a request id: if the id was answered (a retry of a change another pod made) its
 answer is sent instead, and if the table moved on the call is planned again on the fresh table.
 A memory that is behind therefore never refuses what the database would allow.
 
-``TableCore`` is transport-free: the gRPC servicer (``service``) and the timer steps
-(``autoplay``) both change tables through it.
+``TableCore`` is transport-free and the one way into a table: the gRPC servicer (``service``),
+the timer steps (``autoplay``) and ``okey101 bench core`` all change tables through it
+(``open`` makes one over a database; ``create``, ``start``, ``deal_next``, ``move`` and
+``change`` with any plan).
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -30,13 +33,17 @@ import structlog
 from okey.v1 import common_pb2
 
 from okey101.engine.errors import OkeyError
-from okey101.platform.idempotency import same_request
-from okey101.table import metrics
-from okey101.table.change import AnswerKey, Change, Sealed, seal
-from okey101.table.errors import Invalid, Stale
+from okey101.platform.database import Database
+from okey101.table import answers, metrics
+from okey101.table.answers import AnswerKey
+from okey101.table.change import Change, Sealed, seal
+from okey101.table.dealing import plan_next_deal, plan_start
+from okey101.table.errors import Stale
 from okey101.table.journal import AlreadyAnswered, TableJournal
 from okey101.table.live import LiveTable, LiveTables
+from okey101.table.moves import plan_moves
 from okey101.table.options import TableOptions, us
+from okey101.table.records import TableRecord
 from okey101.table.store import TableStore
 
 _log = structlog.get_logger("okey101.table")
@@ -80,8 +87,38 @@ class TableCore:
         #: Called when a published change owes scoring something (the outbox is sent at once).
         self.on_outbox: Callable[[], None] = lambda: None
 
+    @classmethod
+    def open(
+        cls,
+        database: Database,
+        *,
+        options: TableOptions | None = None,
+        clock: Clock = time.time,
+        pod: str = "",
+    ) -> TableCore:
+        """The core of the tables in ``database`` (its journal and store; ``close`` it)."""
+        return cls(
+            TableJournal.for_url(database.url),
+            TableStore(database),
+            options=options,
+            clock=clock,
+            pod=pod,
+        )
+
+    async def close(self) -> None:
+        """Release the journal's connections (the database is its owner's to dispose of)."""
+        await self.journal.close()
+
     def now_us(self) -> int:
         return us(self.clock())
+
+    async def create(self, record: TableRecord, key: AnswerKey, answer: bytes) -> bool:
+        """Write the new table ``record`` with ``answer``, the answer to ``key`` (its
+        CreateTable); False if the request id was answered already (a racing retry: its
+        answer is ``answers.recall``'s)."""
+        return await self.store.create(
+            record, answers.row(key, record.table_id, answer, self.now_us())
+        )
 
     async def change(
         self,
@@ -91,10 +128,10 @@ class TableCore:
         answer_key: AnswerKey | None = None,
     ) -> Outcome:
         """Plan, write and publish one change to ``table_id`` (module docstring). With
-        ``answer_key`` (caller, method, request id, the request's fingerprint) the change is
-        answered once: a retry gets the first answer, a request id reused for another request
-        (another fingerprint, or another table) is INVALID_ARGUMENT REQUEST_ID_REUSED, and a
-        refusal is checked against the database before it is sent."""
+        ``answer_key`` the change is answered once (``answers``): a retry gets the first answer,
+        a request id reused for another request (another fingerprint, or another table) is
+        INVALID_ARGUMENT REQUEST_ID_REUSED, and a refusal is checked against the database before
+        it is sent."""
         live = await self.tables.get(table_id)
         checked = False
         for _attempt in range(ATTEMPTS):
@@ -102,7 +139,7 @@ class TableCore:
                 if live.stale:
                     await self.tables.refresh(live)
                 if answer_key is not None:
-                    known = live.answered(answer_key)
+                    known = live.answers.recall(answer_key)
                     if known is not None:
                         return Outcome(None, known)
                 try:
@@ -111,10 +148,10 @@ class TableCore:
                     if answer_key is None or checked:
                         raise
                     checked = True
-                    stored, moved = await self._in_database(live, answer_key)
+                    stored = await self._stored(live, answer_key)
                     if stored is not None:
                         return Outcome(None, stored)
-                    if moved:
+                    if await self._moved_on(live):
                         continue  # memory was behind: plan again on the table reloaded
                     raise
                 sealed = seal(change, pod=self.pod, lease_us=us(self.options.timer_lease_seconds))
@@ -124,12 +161,17 @@ class TableCore:
                 except Stale:
                     live.stale = True
                     if answer_key is not None:
-                        stored, _moved = await self._in_database(live, answer_key)
+                        stored = await self._stored(live, answer_key)
                         if stored is not None:
                             return Outcome(None, stored)
                     continue
-                except AlreadyAnswered as answered:
-                    return Outcome(None, self._same_request(live, answered, answer_key))
+                except AlreadyAnswered:
+                    # A racing attempt (this pod's or another's) answered the request id first.
+                    assert sealed.answer_key is not None
+                    stored = await self._stored(live, sealed.answer_key)
+                    if stored is None:  # answered and gone (never: answers are kept)
+                        raise
+                    return Outcome(None, stored)
                 except BaseException:
                     live.stale = True  # written or not: the database says which
                     raise
@@ -140,34 +182,69 @@ class TableCore:
             return Outcome(sealed, sealed.answer)
         raise Stale("TABLE_CONTENDED", table_id=table_id)
 
-    async def _in_database(self, live: LiveTable, key: AnswerKey) -> tuple[bytes | None, bool]:
-        """The stored answer of ``key``, if the database has one; and whether the table had
-        moved on from this pod's copy (then reloaded)."""
-        stored = await self.store.answer(*key.slot)
-        if stored is not None:
-            table_id, fingerprint, answer = stored
-            if table_id != live.table_id or not same_request(fingerprint, key.asked):
-                raise Invalid("REQUEST_ID_REUSED", request_id=key.request_id)
-            live.remember(key, answer, fingerprint)
-            return answer, False
+    async def _stored(self, live: LiveTable, key: AnswerKey) -> bytes | None:
+        """The stored answer to ``key`` at ``live``'s table, if the database has one."""
+        return await answers.recall(self.store.database, key, live.answers)
+
+    async def _moved_on(self, live: LiveTable) -> bool:
+        """Whether the table had moved on from this pod's copy (then reloaded)."""
         revision = await self.store.revision(live.table_id)
         if live.stale or (revision is not None and revision != live.record.revision):
             await self.tables.refresh(live)
-            return None, True
-        return None, False
+            return True
+        return False
 
-    @staticmethod
-    def _same_request(live: LiveTable, answered: AlreadyAnswered, key: AnswerKey | None) -> bytes:
-        """The stored answer a write found, if it answers this request (this table, this
-        fingerprint): else REQUEST_ID_REUSED."""
-        request_id = key.request_id if key is not None else ""
-        if answered.table_id != live.table_id or (
-            key is not None and not same_request(answered.fingerprint, key.asked)
-        ):
-            raise Invalid("REQUEST_ID_REUSED", request_id=request_id)
-        if key is not None:
-            live.remember(key, answered.response, answered.fingerprint)
-        return answered.response
+    # ----------------------------------------------------------------------------------------
+    # The changes more than one caller makes
+
+    async def start(self, table_id: str) -> Outcome:
+        """Start the match of a full table (no bots added: a timer's step, a full table's
+        start, the benchmark's tables)."""
+        now = self.now_us()
+        options = self.options
+        return await self.change(
+            table_id,
+            lambda t: plan_start(
+                t.record, t.state, t.deal, fill_with_bots=False, level=0, now_us=now,
+                options=options,
+            ),
+        )  # fmt: skip
+
+    async def deal_next(self, table_id: str) -> Outcome:
+        """Deal the next hand of a table whose hand has ended (its "deal" timer's step)."""
+        now = self.now_us()
+        options = self.options
+        return await self.change(
+            table_id,
+            lambda t: plan_next_deal(t.record, t.state, t.deal, now_us=now, options=options),
+        )
+
+    async def move(
+        self,
+        table_id: str,
+        seat: int,
+        actions: Sequence[common_pb2.Action],
+        *,
+        source: int,
+        expected_version: int | None = None,
+        answer_key: AnswerKey | None = None,
+        back_from_away: bool = False,
+        autoplayed: bool = False,
+    ) -> Outcome:
+        """``seat``'s ``actions`` (``moves.plan_moves``), computed from ``expected_version``
+        (None: the table's version when planned)."""
+        now = self.now_us()
+        options = self.options
+
+        def plan(table: LiveTable) -> Change:
+            version = table.record.state_version if expected_version is None else expected_version
+            return plan_moves(
+                table.record, table.state, table.deal, seat, actions, expected_version=version,
+                source=source, now_us=now, options=options, answer=answer_key,
+                back_from_away=back_from_away, autoplayed=autoplayed,
+            )  # fmt: skip
+
+        return await self.change(table_id, plan, answer_key=answer_key)
 
     def _publish(self, live: LiveTable, sealed: Sealed) -> None:
         preset = sealed.record.preset
@@ -185,12 +262,5 @@ class TableCore:
         if sealed.write.outbox:
             self.on_outbox()
 
-    def due_in(self, live: LiveTable) -> float | None:
-        """Seconds until this pod should run the table's timer (None: none, or another pod's)."""
-        timer = live.record.timer
-        if timer is None or timer.claimed_by != self.pod:
-            return None
-        return max(0.0, (timer.due_us - self.now_us()) / 1e6)
 
-
-__all__ = ["ATTEMPTS", "AnswerKey", "Outcome", "TableCore"]
+__all__ = ["ATTEMPTS", "Outcome", "TableCore"]

@@ -26,9 +26,10 @@ from okey101.platform import convert
 from okey101.platform.auth import Claims
 from okey101.platform.convert.tiles import shared_tile, shared_tiles
 from okey101.table import events
-from okey101.table.change import AnswerKey, Change, EventDraft, Sealed
+from okey101.table.answers import AnswerKey
+from okey101.table.change import Change, EventDraft, Sealed
 from okey101.table.errors import Conflict, Invalid
-from okey101.table.journal import HandEndRow, HandStartRow, OutboxRow
+from okey101.table.journal import HandColumns, HandEndColumns, OutboxColumns
 from okey101.table.options import TableOptions, us
 from okey101.table.records import (
     DealInfo,
@@ -153,8 +154,9 @@ def deal_into(change: Change, options: TableOptions, *, server_seed: bytes | Non
     change.deal = info
     change.timer = timer
     change.snapshot = True
-    change.hand_start = HandStartRow(
+    change.hand_start = HandColumns(
         hand_id=hand_id,
+        table_id=record.table_id,
         match_id=record.match_id,
         hand_number=hand_number,
         dealer=dealer,
@@ -164,6 +166,7 @@ def deal_into(change: Change, options: TableOptions, *, server_seed: bytes | Non
         player_seeds=json.dumps(list(info.player_seeds)),
         deck=json.dumps([tile.id for tile in deck]),
         seats=seats_to_json(record.seats),
+        started_us=change.now_us,
     )
 
 
@@ -205,11 +208,16 @@ def end_hand_into(change: Change, options: TableOptions) -> None:
     convert.fill_hand_state(final, state)
     seat_players = _seat_players(record.seats)
     end_us = change.now_us
-    change.hand_end = HandEndRow(
-        record.hand_id, result.SerializeToString(), final.SerializeToString()
+    change.hand_end = HandEndColumns(
+        hand_id=record.hand_id,
+        ended_us=end_us,
+        result=result.SerializeToString(),
+        final_state=final.SerializeToString(),
     )
     change.outbox.append(
-        OutboxRow(
+        _owed(
+            record,
+            end_us,
             "hand",
             record.hand_id,
             scoring_pb2.RecordHandRequest(
@@ -257,7 +265,9 @@ def end_hand_into(change: Change, options: TableOptions) -> None:
         )
     )
     change.outbox.append(
-        OutboxRow(
+        _owed(
+            record,
+            end_us,
             "match",
             record.match_id,
             scoring_pb2.RecordMatchRequest(
@@ -274,6 +284,19 @@ def end_hand_into(change: Change, options: TableOptions) -> None:
         state=common_pb2.TABLE_STATE_FINISHED, match_result=result_message.SerializeToString()
     )
     change.timer = None
+
+
+def _owed(record: TableRecord, now_us: int, kind: str, key: str, payload: bytes) -> OutboxColumns:
+    """The outbox's row owing scoring ``payload`` (``kind`` "hand" or "match", unique by
+    ``key``), due at once."""
+    return OutboxColumns(
+        table_id=record.table_id,
+        kind=kind,
+        key=key,
+        payload=payload,
+        created_us=now_us,
+        next_attempt_us=now_us,
+    )
 
 
 def _progress(

@@ -1,27 +1,32 @@
 """The table's durable log: one write per change, and what a table is rebuilt from.
 
 A change to a table (a move, a deal, a seat taken, a timer's step) is computed in memory
-(``live``) and made durable by ``Journal.write`` in **one round trip**: on PostgreSQL a single
-statement whose data-modifying ``WITH`` parts advance the table's row, append the events and
-the moves, store the request's answer, the hand's row and the outbox to scoring, and send the
-``NOTIFY`` that tells other pods; on SQLite the same statements in one ``BEGIN IMMEDIATE``
-transaction run by a thread of its own on one connection (one hop off the event loop).
+(``live``, ``change``) and made durable by ``TableJournal.write`` in **one round trip**: on
+PostgreSQL a single statement whose data-modifying ``WITH`` parts advance the table's row, append
+the events and the moves, store the request's answer, the hand's row and the outbox to scoring,
+and send the ``NOTIFY`` that tells other pods; on SQLite the same statements in one
+``BEGIN IMMEDIATE`` transaction run by a thread of its own on one connection (one hop off the
+event loop).
+
+A ``Write`` carries its rows as column -> value mappings, one kind of row per table it writes
+(``TableColumns``, ``EventColumns``, ``MoveColumns``, ``answers.AnswerColumns``,
+``HandColumns``, ``HandEndColumns``, ``OutboxColumns``). Those mappings are the one column
+mapping both databases write from: the SQLite statements are built from their column names, and
+the PostgreSQL statement is generated from them once, at import (``_PARTS``: the columns' types
+are ``models``' compiled for PostgreSQL; rows of a kind a write may have several of are sent as
+an array per column, ``unnest``-ed, the others as values), then prepared once per connection.
 
 Every write is a compare-and-set on the row's ``revision``, which every write advances: a write
 computed from a revision that is no longer the row's changes nothing and raises ``Stale`` (this
 pod's memory was behind: another pod served the table). A request id answered already (a retry
 that another pod, or an earlier attempt, committed) violates the answers' primary key: nothing
-is written and ``AlreadyAnswered`` carries the stored answer. The (table, sequence) key of the
-log makes a double append impossible either way.
+is written and ``AlreadyAnswered`` is raised (``answers.recall`` reads the stored answer). The
+(table, sequence) key of the log makes a double append impossible either way.
 
-The hand's state is written as a snapshot only every few moves (``Write.snapshot``): the moves
+The hand's state is written as a snapshot only every few moves (``hand_state``): the moves
 since (``Snapshot.moves``) replayed with the deterministic engine give the state again
-(``TableJournal.load``), so an ordinary move writes no state at all.
-
-The row also carries the table's timer (``timer_*``): what is due when, and which pod holds it.
-The pod that writes a timer holds it until ``claimed_until_us`` (its due time plus a lease)
-and runs it from memory; any pod claims the timers nobody holds any more (``claim_due``, which
-skips rows another pod is claiming), so a pod's death delays a timer by at most its lease.
+(``TableJournal.load``), so an ordinary move writes no state at all. The row also carries the
+table's timer (``timer_*``) and who holds it (``timers``).
 """
 
 from __future__ import annotations
@@ -30,19 +35,30 @@ import asyncio
 import collections
 import concurrent.futures
 import contextlib
+import functools
+import operator
+import re
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypedDict, TypeVar
 
 import asyncpg
 from okey.v1 import common_pb2
+from sqlalchemy import Column, Table
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import make_url
 
+from okey101.table import models
+from okey101.table.answers import AnswerColumns
 from okey101.table.errors import NotReady, Stale
 
 NOTIFY_CHANNEL: Final = "okey101_table_events"
 _T = TypeVar("_T")
+
+
+# --------------------------------------------------------------------------------------------
+# What a table is made of in memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,33 +95,80 @@ class MoveRow:
 
 
 @dataclass(frozen=True, slots=True)
-class TimerRow:
-    """The table's timer and who holds it: ``claimed_by`` runs it, others wait until
-    ``claimed_until_us`` before they may take it over."""
+class Snapshot:
+    """What a table is rebuilt from: its row (as ``TableRecord.from_row`` reads it) and the
+    moves of its hand since the row's snapshot of the hand state, in order."""
 
-    kind: str
-    due_us: int
-    claimed_until_us: int
-    claimed_by: str
+    row: dict[str, Any]
+    moves: tuple[MoveRow, ...] = field(default_factory=tuple)
 
 
-@dataclass(frozen=True, slots=True)
-class AnswerRow:
-    """The answer to a request id, stored with the change it answers."""
-
-    caller: str
-    method: str
-    request_id: str
-    response: bytes
-    #: The fingerprint of the request it answers (``platform.idempotency.fingerprint``).
-    fingerprint: bytes | None = None
+# --------------------------------------------------------------------------------------------
+# What a write writes: rows, as column -> value
 
 
-@dataclass(frozen=True, slots=True)
-class HandStartRow:
-    """A hand's fairness record, written with its deal (the server seed unpublished)."""
+class _EveryWrite(TypedDict):
+    revision: int
+    state_version: int
+    last_sequence: int
+    updated_us: int
+    state: int
+    hand_number: int
+    hand_id: str
+    dealer: int
+    turn_deadline_us: int | None
+
+
+class TableColumns(_EveryWrite, total=False):
+    """The columns of the table's row a write sets: every write its revision (one more than
+    ``Write.revision``), versions, state and hand; the others only when the change changes
+    them (``hand_state`` with ``snapshot_sequence``, the four ``timer_*`` together)."""
+
+    seats: str
+    match: str
+    match_result: bytes | None
+    hand_state: bytes
+    snapshot_sequence: int
+    timer_kind: str | None
+    timer_due_us: int | None
+    timer_claimed_until_us: int | None
+    timer_claimed_by: str
+
+
+class EventColumns(TypedDict):
+    """A row of ``table_events`` (``EventRow``, and the table and time)."""
+
+    table_id: str
+    sequence: int
+    state_version: int
+    kind: int
+    hand_id: str
+    time_us: int
+    public: bytes
+    private_0: bytes | None
+    private_1: bytes | None
+    private_2: bytes | None
+    private_3: bytes | None
+
+
+class MoveColumns(TypedDict):
+    """A row of ``table_moves`` (``MoveRow``, and the hand and time)."""
 
     hand_id: str
+    sequence: int
+    action_index: int
+    seat: int
+    action: bytes
+    source: int
+    time_us: int
+
+
+class HandColumns(TypedDict):
+    """A hand's row of ``table_hands``, written with its deal: its fairness record (the server
+    seed unpublished) and deck."""
+
+    hand_id: str
+    table_id: str
     match_id: str
     hand_number: int
     dealer: int
@@ -115,87 +178,114 @@ class HandStartRow:
     player_seeds: str
     deck: str
     seats: str
+    started_us: int
 
 
-@dataclass(frozen=True, slots=True)
-class HandEndRow:
-    """A hand's end: its result and final state (``HandResult`` and ``HandState`` bytes)."""
+class HandEndColumns(TypedDict):
+    """A hand's end, set on its row of ``table_hands``: its result and final state
+    (``HandResult`` and ``HandState`` bytes)."""
 
     hand_id: str
+    ended_us: int
     result: bytes
     final_state: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class OutboxRow:
-    """A message owed to scoring: ``kind`` "hand" (RecordHand) or "match" (RecordMatch),
-    unique by ``key``."""
+class OutboxColumns(TypedDict):
+    """A row of ``table_outbox``: a message owed to scoring, ``kind`` "hand" (RecordHand) or
+    "match" (RecordMatch), unique by ``key`` (a row owed already is not owed twice)."""
 
+    table_id: str
     kind: str
     key: str
     payload: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class MatchColumns:
-    """The match so far (JSON) and its result once it has ended."""
-
-    match: str
-    match_result: bytes | None
-
-
-#: ``Write.timer`` for "no timer any more" (``None`` there means "unchanged").
-NO_TIMER: Final = TimerRow("", 0, 0, "")
+    created_us: int
+    next_attempt_us: int
 
 
 @dataclass(frozen=True, slots=True)
 class Write:
-    """Everything one change makes durable (module docstring)."""
+    """Everything one change makes durable, as rows (module docstring)."""
 
     table_id: str
-    #: The row's revision the change was computed from; the write makes it ``revision + 1``.
+    #: The row's revision the change was computed from: the write applies only if it still is.
     revision: int
-    state_version: int
-    last_sequence: int
-    now_us: int
-    state: int
-    hand_number: int
-    hand_id: str
-    dealer: int
-    turn_deadline_us: int | None
-    #: Written only where given (None: unchanged).
-    seats: str | None = None
-    match: MatchColumns | None = None
-    #: The hand's state as of ``last_sequence`` (None: the snapshot stays as it is).
-    snapshot: bytes | None = None
-    #: The table's timer (None: unchanged; ``NO_TIMER``: none).
-    timer: TimerRow | None = None
-    events: Sequence[EventRow] = ()
-    moves: Sequence[MoveRow] = ()
-    answer: AnswerRow | None = None
-    hand_start: HandStartRow | None = None
-    hand_end: HandEndRow | None = None
-    outbox: Sequence[OutboxRow] = ()
+    #: The columns of the table's row it sets.
+    table: TableColumns
+    events: Sequence[EventColumns] = ()
+    moves: Sequence[MoveColumns] = ()
+    answer: AnswerColumns | None = None
+    hand_start: HandColumns | None = None
+    hand_end: HandEndColumns | None = None
+    outbox: Sequence[OutboxColumns] = ()
 
 
 class AlreadyAnswered(Exception):
-    """The request id of the write was answered already: nothing was written."""
+    """The request id of the write was answered already: nothing was written (the stored
+    answer is read with ``answers.recall``)."""
 
-    def __init__(self, table_id: str, response: bytes, fingerprint: bytes | None = None) -> None:
+    def __init__(self) -> None:
         super().__init__("the request id was answered already")
-        self.table_id = table_id
-        self.response = response
-        #: The fingerprint of the request it answered (None: stored before they were kept).
-        self.fingerprint = fingerprint
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """What a table is rebuilt from: its row (as ``TableRecord.from_row`` reads it) and the
-    moves of its hand since the row's snapshot of the hand state, in order."""
+@dataclass(frozen=True)
+class _Part:
+    """The rows of one kind a ``Write`` carries (its field ``name``: a sequence of rows, or
+    ``single``, one row or None) and where they go: into ``table``'s ``columns``; with ``key``,
+    the rows those columns find are updated instead; with ``skip_taken``, a row whose columns
+    are taken already is skipped. A write's rows of one kind all have the same value in the
+    columns ``same`` (its table, its time): PostgreSQL is sent it once, as the first row's."""
 
-    row: dict[str, Any]
-    moves: tuple[MoveRow, ...] = field(default_factory=tuple)
+    name: str
+    table: Table
+    columns: tuple[str, ...]
+    single: bool = False
+    key: tuple[str, ...] = ()
+    skip_taken: tuple[str, ...] = ()
+    same: tuple[str, ...] = ()
+    #: ``columns`` but ``same``.
+    varying: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "varying", tuple(name for name in self.columns if name not in self.same)
+        )
+
+
+def _columns(row: type[Mapping[str, Any]], table: Table) -> tuple[str, ...]:
+    """The columns of ``table`` that ``row`` (a ``TypedDict``) gives, in its order."""
+    names = tuple(row.__annotations__)
+    missing = [name for name in names if name not in table.c]
+    if missing:
+        raise AssertionError(f"{table.name} has no columns {missing}")
+    return names
+
+
+#: The table row's columns every write sets, and those it sets only when the change does.
+_EVERY_WRITE: Final = _columns(_EveryWrite, models.tables)
+_SOMETIMES: Final = tuple(
+    name for name in _columns(TableColumns, models.tables) if name not in _EVERY_WRITE
+)
+#: The other rows of a write, in the order SQLite writes them (the answer first: a request id
+#: answered already stops the write before anything else is written).
+_PARTS: Final = (
+    _Part("answer", models.requests, _columns(AnswerColumns, models.requests), single=True),
+    _Part(
+        "events", models.events, _columns(EventColumns, models.events),
+        same=("table_id", "time_us"),
+    ),
+    _Part("moves", models.moves, _columns(MoveColumns, models.moves), same=("hand_id", "time_us")),
+    _Part("hand_start", models.hands, _columns(HandColumns, models.hands), single=True),
+    _Part(
+        "hand_end", models.hands, _columns(HandEndColumns, models.hands), single=True,
+        key=("hand_id",),
+    ),
+    _Part(
+        "outbox", models.outbox, _columns(OutboxColumns, models.outbox), skip_taken=("key",),
+        same=("table_id", "created_us", "next_attempt_us"),
+    ),
+)  # fmt: skip
+_ANSWER: Final = _PARTS[0]
 
 
 class TableJournal:
@@ -226,71 +316,86 @@ class TableJournal:
 # --------------------------------------------------------------------------------------------
 # PostgreSQL: one statement
 
-_PG_WRITE: Final = """
-WITH upd AS (
-    UPDATE table_tables SET
-        revision = $2 + 1,
-        state_version = $3,
-        last_sequence = $4,
-        updated_us = $5,
-        state = $6,
-        hand_number = $7,
-        hand_id = $8,
-        dealer = $9,
-        turn_deadline_us = $10,
-        seats = CASE WHEN $11::boolean THEN $12::text ELSE seats END,
-        match = CASE WHEN $13::boolean THEN $14::text ELSE match END,
-        match_result = CASE WHEN $13::boolean THEN $15::bytea ELSE match_result END,
-        hand_state = CASE WHEN $16::boolean THEN $17::bytea ELSE hand_state END,
-        snapshot_sequence = CASE WHEN $16::boolean THEN $4 ELSE snapshot_sequence END,
-        timer_kind = CASE WHEN $18::boolean THEN $19::text ELSE timer_kind END,
-        timer_due_us = CASE WHEN $18::boolean THEN $20::bigint ELSE timer_due_us END,
-        timer_claimed_until_us =
-            CASE WHEN $18::boolean THEN $21::bigint ELSE timer_claimed_until_us END,
-        timer_claimed_by = CASE WHEN $18::boolean THEN $22::text ELSE timer_claimed_by END
-    WHERE table_id = $1 AND revision = $2
-    RETURNING table_id
-), appended AS (
-    INSERT INTO table_events (table_id, sequence, state_version, kind, hand_id, time_us,
-                              public, private_0, private_1, private_2, private_3)
-    SELECT upd.table_id, e.sequence, e.state_version, e.kind, e.hand_id, $5,
-           e.public, e.private_0, e.private_1, e.private_2, e.private_3
-    FROM upd, unnest($23::bigint[], $24::bigint[], $25::integer[], $26::text[], $27::bytea[],
-                     $28::bytea[], $29::bytea[], $30::bytea[], $31::bytea[])
-         AS e(sequence, state_version, kind, hand_id, public,
-              private_0, private_1, private_2, private_3)
-), moved AS (
-    INSERT INTO table_moves (hand_id, sequence, action_index, seat, action, source, time_us)
-    SELECT $8, m.sequence, m.action_index, m.seat, m.action, m.source, $5
-    FROM upd, unnest($32::bigint[], $33::integer[], $34::integer[], $35::bytea[],
-                     $36::integer[]) AS m(sequence, action_index, seat, action, source)
-), answered AS (
-    INSERT INTO table_requests (caller, method, request_id, table_id, response, fingerprint,
-                                created_us)
-    SELECT $37::text, $38::text, $39::text, upd.table_id, $40::bytea, $58::bytea, $5 FROM upd
-    WHERE $37::text <> ''
-), dealt AS (
-    INSERT INTO table_hands (hand_id, table_id, match_id, hand_number, dealer, rules_version,
-                             server_seed, commitment, player_seeds, deck, seats, started_us)
-    SELECT $41::text, upd.table_id, $42::text, $43::integer, $44::integer, $45::text, $46::text,
-           $47::text, $48::text, $49::text, $50::text, $5
-    FROM upd WHERE $41::text <> ''
-), ended AS (
-    UPDATE table_hands SET ended_us = $5, result = $52, final_state = $53
-    FROM upd WHERE table_hands.hand_id = $51::text AND $51::text <> ''
-), owed AS (
-    INSERT INTO table_outbox (table_id, kind, key, payload, created_us, next_attempt_us)
-    SELECT upd.table_id, o.kind, o.key, o.payload, $5, $5
-    FROM upd, unnest($54::text[], $55::text[], $56::bytea[]) AS o(kind, key, payload)
-    ON CONFLICT (key) DO NOTHING
-)
-SELECT pg_notify($57, upd.table_id || ' ' || $4::text || ' ' || ($2 + 1)::text) FROM upd
-"""
+_PG_DIALECT: Final = postgresql.dialect()  # type: ignore[no-untyped-call]
+_quote: Final[Callable[[str], str]] = _PG_DIALECT.identifier_preparer.quote
 
-_PG_ANSWER: Final = """
-SELECT table_id, response, fingerprint FROM table_requests
-WHERE caller = $1 AND method = $2 AND request_id = $3
-"""
+
+def _pg_type(column: Column[Any]) -> str:
+    """``column``'s type in PostgreSQL, without a length (a parameter is checked by the
+    column it is written to, never cut by its cast)."""
+    return re.sub(r"\(\d+\)", "", column.type.compile(dialect=_PG_DIALECT))
+
+
+#: The bit of each of ``_SOMETIMES`` and of each ``single`` part of ``_PARTS`` that says a
+#: write sets it, or has its row (a parameter of the statement).
+_GIVEN: Final = {
+    name: 1 << bit
+    for bit, name in enumerate([*_SOMETIMES, *(part.name for part in _PARTS if part.single)])
+}
+
+
+def _pg_write_statement() -> str:
+    """The one statement of a write (module docstring). Its parameters, in order (as
+    ``_pg_arguments`` gives them): the table id and the revision the write was computed from;
+    what the write has (``_GIVEN``'s bits); the values of ``_EVERY_WRITE`` and ``_SOMETIMES``;
+    then, for each of ``_PARTS``, a ``single`` row's values, or the ``same`` columns' values and
+    an array per column of the others (``unnest``-ed into rows)."""
+    number = iter(range(4, 1_000))
+
+    def value(column: Column[Any], array: str = "") -> str:
+        return f"${next(number)}::{_pg_type(column)}{array}"
+
+    def given(name: str) -> str:
+        return f"($3::integer & {_GIVEN[name]}) <> 0"
+
+    tables = models.tables
+    sets = [f"{_quote(name)} = {value(tables.c[name])}" for name in _EVERY_WRITE]
+    for name in _SOMETIMES:
+        column = _quote(name)
+        changed = value(tables.c[name])
+        sets.append(f"{column} = CASE WHEN {given(name)} THEN {changed} ELSE {column} END")
+    ctes = [
+        f"upd AS (UPDATE {tables.name} SET {', '.join(sets)}"
+        " WHERE table_id = $1 AND revision = $2 RETURNING table_id, revision, last_sequence)"
+    ]
+    for part in _PARTS:
+        table = part.table.name
+        names = [_quote(name) for name in part.columns]
+        if part.single:  # one row or none (``_GIVEN``): its values
+            conditions = [given(part.name)]
+            values = [value(part.table.c[name]) for name in part.columns]
+            source = "upd"
+        else:  # the columns ``same`` once, then an array per column of the others
+            conditions = []
+            once = {name: value(part.table.c[name]) for name in part.same}
+            arrays = ", ".join(value(part.table.c[name], "[]") for name in part.varying)
+            source = f"upd, unnest({arrays}) AS r({', '.join(map(_quote, part.varying))})"
+            values = [once.get(name) or f"r.{_quote(name)}" for name in part.columns]
+        if part.key:
+            row = dict(zip(names, values, strict=True))
+            keys = [_quote(name) for name in part.key]
+            changed = ", ".join(f"{name} = {row[name]}" for name in names if name not in keys)
+            conditions += [f"{table}.{name} = {row[name]}" for name in keys]
+            sql = f"UPDATE {table} SET {changed} FROM {source}"
+        else:
+            sql = (
+                f"INSERT INTO {table} ({', '.join(names)}) SELECT {', '.join(values)} FROM {source}"
+            )
+        if conditions:
+            sql += f" WHERE {' AND '.join(conditions)}"
+        if part.skip_taken:
+            sql += f" ON CONFLICT ({', '.join(map(_quote, part.skip_taken))}) DO NOTHING"
+        ctes.append(f"{_quote(part.name)} AS ({sql})")
+    notify = (
+        f"SELECT pg_notify('{NOTIFY_CHANNEL}',"
+        " upd.table_id || ' ' || upd.last_sequence::text || ' ' || upd.revision::text) FROM upd"
+    )
+    return "WITH " + ",\n".join(ctes) + "\n" + notify
+
+
+_PG_WRITE: Final = _pg_write_statement()
+#: The answers' primary key: a write that violates it answers a request id answered already.
+_PG_ANSWERED: Final = f"pk_{models.requests.name}"
 
 _PG_ROW: Final = "SELECT * FROM table_tables WHERE table_id = $1"
 
@@ -303,72 +408,60 @@ WHERE hand_id = $1 AND sequence > $2 ORDER BY sequence, action_index
 _PG_UNREACHABLE: Final = frozenset({"57P01", "57P02", "57P03", "53300", "53000"})
 
 
+def _getter(names: tuple[str, ...]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+    """The values of a row's ``names``, as a tuple."""
+    if len(names) == 1:
+        return lambda row: (row[names[0]],)
+    return operator.itemgetter(*names)
+
+
+def _pg_none(part: _Part) -> list[Any]:
+    """The parameters of ``part`` for a write that has none of its rows."""
+    if part.single:
+        return [None] * len(part.columns)
+    return [*[None] * len(part.same), *[[] for _name in part.varying]]
+
+
+#: Each part's field of ``Write``, its bit in ``_GIVEN`` (0: not ``single``), the values sent
+#: once (a single row's, or the ``same`` columns of the first row), those sent as an array per
+#: column, and the parameters of a write that has none of its rows (``_pg_none``).
+_PG_PARTS: Final = tuple(
+    (
+        part.name,
+        _GIVEN.get(part.name, 0),
+        _getter(part.columns if part.single else part.same),
+        _getter(part.varying),
+        _pg_none(part),
+    )
+    for part in _PARTS
+)
+_PG_SOMETIMES: Final = tuple((name, _GIVEN[name]) for name in _SOMETIMES)
+
+
 def _pg_arguments(write: Write) -> list[Any]:
-    events, moves, outbox = write.events, write.moves, write.outbox
-    timer = write.timer
-    answer = write.answer
-    start = write.hand_start
-    end = write.hand_end
-    return [
-        write.table_id,
-        write.revision,
-        write.state_version,
-        write.last_sequence,
-        write.now_us,
-        write.state,
-        write.hand_number,
-        write.hand_id,
-        write.dealer,
-        write.turn_deadline_us,
-        write.seats is not None,
-        write.seats,
-        write.match is not None,
-        write.match.match if write.match is not None else None,
-        write.match.match_result if write.match is not None else None,
-        write.snapshot is not None,
-        write.snapshot,
-        timer is not None,
-        (timer.kind or None) if timer is not None else None,
-        (timer.due_us if timer.kind else None) if timer is not None else None,
-        (timer.claimed_until_us if timer.kind else None) if timer is not None else None,
-        timer.claimed_by if timer is not None else "",
-        [e.sequence for e in events],
-        [e.state_version for e in events],
-        [e.kind for e in events],
-        [e.hand_id for e in events],
-        [e.public for e in events],
-        [e.private[0] for e in events],
-        [e.private[1] for e in events],
-        [e.private[2] for e in events],
-        [e.private[3] for e in events],
-        [m.sequence for m in moves],
-        [m.action_index for m in moves],
-        [m.seat for m in moves],
-        [m.action for m in moves],
-        [m.source for m in moves],
-        answer.caller if answer is not None else "",
-        answer.method if answer is not None else "",
-        answer.request_id if answer is not None else "",
-        answer.response if answer is not None else b"",
-        start.hand_id if start is not None else "",
-        start.match_id if start is not None else "",
-        start.hand_number if start is not None else 0,
-        start.dealer if start is not None else 0,
-        start.rules_version if start is not None else "",
-        start.server_seed if start is not None else "",
-        start.commitment if start is not None else "",
-        start.player_seeds if start is not None else "",
-        start.deck if start is not None else "",
-        start.seats if start is not None else "",
-        end.hand_id if end is not None else "",
-        end.result if end is not None else b"",
-        end.final_state if end is not None else b"",
-        [o.kind for o in outbox],
-        [o.key for o in outbox],
-        [o.payload for o in outbox],
-        NOTIFY_CHANNEL,
-        answer.fingerprint if answer is not None else None,
-    ]
+    """The parameters of ``_PG_WRITE`` for ``write`` (in ``_pg_write_statement``'s order)."""
+    table: Mapping[str, Any] = write.table
+    given = 0
+    arguments: list[Any] = [write.table_id, write.revision, 0]
+    arguments += [table[name] for name in _EVERY_WRITE]
+    for name, bit in _PG_SOMETIMES:
+        if name in table:
+            given |= bit
+            arguments.append(table[name])
+        else:
+            arguments.append(None)
+    for name, bit, once, varying, none in _PG_PARTS:
+        rows: Any = getattr(write, name)
+        if not rows:
+            arguments += none
+        elif bit:
+            given |= bit
+            arguments += once(rows)
+        else:
+            arguments += once(rows[0])
+            arguments += zip(*map(varying, rows), strict=True)  # an array (tuple) per column
+    arguments[2] = given
+    return arguments
 
 
 def _pg_unreachable(error: BaseException) -> bool:
@@ -470,18 +563,11 @@ class PostgresJournal(TableJournal):
             try:
                 written = await connection.fetch(_PG_WRITE, *arguments)
             except asyncpg.UniqueViolationError as error:
-                if write.answer is None or error.constraint_name != "pk_table_requests":
+                if write.answer is None or error.constraint_name != _PG_ANSWERED:
                     raise
-                stored = await connection.fetchrow(
-                    _PG_ANSWER, write.answer.caller, write.answer.method, write.answer.request_id
-                )
-                if stored is None:  # answered and gone (never: answers are kept)
-                    raise
-                raise AlreadyAnswered(
-                    stored["table_id"], bytes(stored["response"]), _bytes(stored["fingerprint"])
-                ) from None
+                raise AlreadyAnswered() from None
             if not written:
-                raise Stale("STALE_VERSION", version=write.state_version, current=-1)
+                raise Stale("STALE_VERSION", version=write.table["state_version"], current=-1)
 
         await self._run(work)
 
@@ -569,6 +655,35 @@ class SqliteJournal(TableJournal):
         self._thread.shutdown(wait=True)
 
 
+def _sqlite_statement(part: _Part) -> tuple[str, Callable[[Mapping[str, Any]], tuple[Any, ...]]]:
+    """The SQLite statement of ``part``'s rows, and a row's parameters."""
+    if part.key:
+        changed = tuple(name for name in part.columns if name not in part.key)
+        sets = ", ".join(f'"{name}" = ?' for name in changed)
+        found = " AND ".join(f'"{name}" = ?' for name in part.key)
+        statement = f"UPDATE {part.table.name} SET {sets} WHERE {found}"
+        return statement, _getter((*changed, *part.key))
+    columns = ", ".join(f'"{name}"' for name in part.columns)
+    marks = ", ".join("?" for _name in part.columns)
+    statement = f"INSERT INTO {part.table.name} ({columns}) VALUES ({marks})"
+    if part.skip_taken:
+        taken = ", ".join(f'"{name}"' for name in part.skip_taken)
+        statement += f" ON CONFLICT ({taken}) DO NOTHING"
+    return statement, _getter(part.columns)
+
+
+#: Each part's field of ``Write``, whether it is ``single``, its statement, and a row's
+#: parameters.
+_SQLITE_PARTS: Final = tuple((part.name, part.single, *_sqlite_statement(part)) for part in _PARTS)
+
+
+@functools.lru_cache(maxsize=64)
+def _sqlite_update(columns: tuple[str, ...]) -> str:
+    """The compare-and-set of the table's row, setting ``columns``."""
+    assignments = ", ".join(f'"{name}" = ?' for name in columns)
+    return f"UPDATE {models.tables.name} SET {assignments} WHERE table_id = ? AND revision = ?"
+
+
 def _sqlite_write(connection: sqlite3.Connection, write: Write) -> None:
     connection.execute("BEGIN IMMEDIATE")
     try:
@@ -580,141 +695,25 @@ def _sqlite_write(connection: sqlite3.Connection, write: Write) -> None:
 
 
 def _sqlite_statements(connection: sqlite3.Connection, write: Write) -> None:
-    columns: dict[str, Any] = {
-        "revision": write.revision + 1,
-        "state_version": write.state_version,
-        "last_sequence": write.last_sequence,
-        "updated_us": write.now_us,
-        "state": write.state,
-        "hand_number": write.hand_number,
-        "hand_id": write.hand_id,
-        "dealer": write.dealer,
-        "turn_deadline_us": write.turn_deadline_us,
-    }
-    if write.seats is not None:
-        columns["seats"] = write.seats
-    if write.match is not None:
-        columns["match"] = write.match.match
-        columns["match_result"] = write.match.match_result
-    if write.snapshot is not None:
-        columns["hand_state"] = write.snapshot
-        columns["snapshot_sequence"] = write.last_sequence
-    if write.timer is not None:
-        timer = write.timer
-        columns["timer_kind"] = timer.kind or None
-        columns["timer_due_us"] = timer.due_us if timer.kind else None
-        columns["timer_claimed_until_us"] = timer.claimed_until_us if timer.kind else None
-        columns["timer_claimed_by"] = timer.claimed_by
-    assignments = ", ".join(f'"{name}" = ?' for name in columns)
+    table = write.table
     updated = connection.execute(
-        f"UPDATE table_tables SET {assignments} WHERE table_id = ? AND revision = ?",
-        (*columns.values(), write.table_id, write.revision),
+        _sqlite_update(tuple(table)), (*table.values(), write.table_id, write.revision)
     )
     if updated.rowcount != 1:
-        raise Stale("STALE_VERSION", version=write.state_version, current=-1)
-    if write.answer is not None:
-        answer = write.answer
+        raise Stale("STALE_VERSION", version=table["state_version"], current=-1)
+    for name, single, statement, parameters in _SQLITE_PARTS:
+        rows: Any = getattr(write, name)
+        if not rows:
+            continue
         try:
-            connection.execute(
-                "INSERT INTO table_requests (caller, method, request_id, table_id, response,"
-                " fingerprint, created_us) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    answer.caller,
-                    answer.method,
-                    answer.request_id,
-                    write.table_id,
-                    answer.response,
-                    answer.fingerprint,
-                    write.now_us,
-                ),
-            )
+            if single:
+                connection.execute(statement, parameters(rows))
+            else:
+                connection.executemany(statement, map(parameters, rows))
         except sqlite3.IntegrityError:
-            stored = connection.execute(
-                "SELECT table_id, response, fingerprint FROM table_requests"
-                " WHERE caller = ? AND method = ? AND request_id = ?",
-                (answer.caller, answer.method, answer.request_id),
-            ).fetchone()
-            if stored is None:
+            if name != _ANSWER.name:
                 raise
-            raise AlreadyAnswered(
-                stored["table_id"], bytes(stored["response"]), _bytes(stored["fingerprint"])
-            ) from None
-    if write.events:
-        connection.executemany(
-            "INSERT INTO table_events (table_id, sequence, state_version, kind, hand_id, time_us,"
-            " public, private_0, private_1, private_2, private_3)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    write.table_id,
-                    e.sequence,
-                    e.state_version,
-                    e.kind,
-                    e.hand_id,
-                    write.now_us,
-                    e.public,
-                    *e.private,
-                )
-                for e in write.events
-            ],
-        )
-    if write.moves:
-        connection.executemany(
-            "INSERT INTO table_moves (hand_id, sequence, action_index, seat, action, source,"
-            " time_us) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    write.hand_id,
-                    m.sequence,
-                    m.action_index,
-                    m.seat,
-                    m.action,
-                    m.source,
-                    write.now_us,
-                )
-                for m in write.moves
-            ],
-        )
-    if write.hand_start is not None:
-        start = write.hand_start
-        connection.execute(
-            "INSERT INTO table_hands (hand_id, table_id, match_id, hand_number, dealer,"
-            " rules_version, server_seed, commitment, player_seeds, deck, seats, started_us)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                start.hand_id,
-                write.table_id,
-                start.match_id,
-                start.hand_number,
-                start.dealer,
-                start.rules_version,
-                start.server_seed,
-                start.commitment,
-                start.player_seeds,
-                start.deck,
-                start.seats,
-                write.now_us,
-            ),
-        )
-    if write.hand_end is not None:
-        end = write.hand_end
-        connection.execute(
-            "UPDATE table_hands SET ended_us = ?, result = ?, final_state = ? WHERE hand_id = ?",
-            (write.now_us, end.result, end.final_state, end.hand_id),
-        )
-    if write.outbox:
-        connection.executemany(
-            "INSERT INTO table_outbox (table_id, kind, key, payload, created_us, next_attempt_us,"
-            " attempts, last_error) VALUES (?, ?, ?, ?, ?, ?, 0, '') ON CONFLICT (key) DO NOTHING",
-            [
-                (write.table_id, o.kind, o.key, o.payload, write.now_us, write.now_us)
-                for o in write.outbox
-            ],
-        )
-
-
-def _bytes(value: Any) -> bytes | None:
-    return None if value is None else bytes(value)
+            raise AlreadyAnswered() from None
 
 
 def _sqlite_load(connection: sqlite3.Connection, table_id: str) -> Snapshot | None:
@@ -739,19 +738,18 @@ def _sqlite_load(connection: sqlite3.Connection, table_id: str) -> Snapshot | No
 
 __all__ = [
     "NOTIFY_CHANNEL",
-    "NO_TIMER",
     "AlreadyAnswered",
-    "AnswerRow",
+    "EventColumns",
     "EventRow",
-    "HandEndRow",
-    "HandStartRow",
-    "MatchColumns",
+    "HandColumns",
+    "HandEndColumns",
+    "MoveColumns",
     "MoveRow",
-    "OutboxRow",
+    "OutboxColumns",
     "PostgresJournal",
     "Snapshot",
     "SqliteJournal",
+    "TableColumns",
     "TableJournal",
-    "TimerRow",
     "Write",
 ]

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Final
 
@@ -29,10 +28,10 @@ from okey.v1 import common_pb2
 
 from okey101.engine.hand import HandState, apply
 from okey101.platform import convert
-from okey101.platform.idempotency import same_request
 from okey101.platform.waiting import wait_set
-from okey101.table.change import AnswerKey, Sealed
-from okey101.table.errors import Invalid, Missing
+from okey101.table.answers import Kept
+from okey101.table.change import Sealed
+from okey101.table.errors import Missing
 from okey101.table.journal import EventRow, Snapshot, TableJournal
 from okey101.table.records import DealInfo, TableRecord
 from okey101.table.store import TableStore
@@ -42,8 +41,6 @@ _log = structlog.get_logger("okey101.table.live")
 
 #: Events kept in memory per table (older ones are read from the log): more than a hand has.
 EVENTS_KEPT: Final = 256
-#: Answers to request ids kept in memory per table (older retries are found in the database).
-ANSWERS_KEPT: Final = 128
 
 
 class LiveTable:
@@ -61,8 +58,8 @@ class LiveTable:
         self.deal = deal
         #: Consecutive events ending at ``record.last_sequence`` (possibly none).
         self.events: list[EventRow] = []
-        #: (caller, method, request id): the fingerprint of the request answered, the answer.
-        self.answers: OrderedDict[tuple[str, str, str], tuple[bytes | None, bytes]] = OrderedDict()
+        #: The answers to its recent requests (``answers``).
+        self.answers = Kept(record.table_id)
         #: Held while a change is planned and written: one at a time per table and pod.
         self.lock = asyncio.Lock()
         #: The database may hold a newer revision: reload before planning on it.
@@ -74,7 +71,8 @@ class LiveTable:
         self.touched = time.monotonic()
         self._views = SeatViews(record, state, deal)
         self._changed = asyncio.Event()
-        #: This pod holds the table's timer and runs it from memory (``timers``).
+        #: This pod holds the table's timer and runs it from memory (set by
+        #: ``timers.HeldTimers``).
         self.holds_timer = False
         #: The revision a write of this pod is making now (its own notification is no news).
         self.writing = 0
@@ -122,28 +120,8 @@ class LiveTable:
         self._views = sealed.views
         self._append(sealed.events)
         if sealed.answer_key is not None and sealed.answer is not None:
-            self.remember(sealed.answer_key, sealed.answer)
+            self.answers.keep(sealed.answer_key, sealed.answer)
         self._wake()
-
-    def answered(self, key: AnswerKey) -> bytes | None:
-        """The answer kept here for ``key``'s request id (None: none kept); INVALID_ARGUMENT
-        REQUEST_ID_REUSED if it answered another request."""
-        known = self.answers.get(key.slot)
-        if known is None:
-            return None
-        fingerprint, answer = known
-        if not same_request(fingerprint, key.asked):
-            raise Invalid("REQUEST_ID_REUSED", request_id=key.request_id)
-        return answer
-
-    def remember(self, key: AnswerKey, answer: bytes, fingerprint: bytes | None = None) -> None:
-        """Keep ``answer`` to ``key`` (its request's fingerprint ``fingerprint``, else the
-        key's own)."""
-        slot = key.slot
-        self.answers[slot] = (key.asked if fingerprint is None else fingerprint, answer)
-        self.answers.move_to_end(slot)
-        while len(self.answers) > ANSWERS_KEPT:
-            self.answers.popitem(last=False)
 
     def replace(
         self,
@@ -358,4 +336,4 @@ def _json_list(text: str) -> list[str]:
     return [str(item) for item in json.loads(text)]
 
 
-__all__ = ["ANSWERS_KEPT", "EVENTS_KEPT", "LiveTable", "LiveTables"]
+__all__ = ["EVENTS_KEPT", "LiveTable", "LiveTables"]

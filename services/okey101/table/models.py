@@ -119,9 +119,9 @@ requests = Table(
     Column("request_id", String(64), primary_key=True),
     Column("table_id", String(ID_LENGTH), nullable=False),
     Column("response", LargeBinary, nullable=False),
-    # SHA-256 of the request without its locale (AIP-155: a request id is bound to
-    # its request); NULL on answers stored before migration 0003, which any retry takes.
-    Column("fingerprint", LargeBinary, nullable=True),
+    # SHA-256 of the request without its locale (AIP-155: a request id is bound to its
+    # request; ``answers``). Answers stored before it was kept were deleted (migration 0004).
+    Column("fingerprint", LargeBinary, nullable=False),
     Column("created_us", BigInteger, nullable=False),
 )
 

@@ -7,7 +7,8 @@ follows in the same change: the events (the mover's drawn tile private to it), t
 hand record, the next turn's timer and deadline, the mover back from away, and, when the hand
 ends, the hand's and perhaps the match's end (``dealing.end_hand_into``). The answer (the
 mover's events and view) is built from the change as sealed. The rest of the pipeline is the
-journal's write (``TableServicer.commit``) and the live table's publication.
+table core's (``core.TableCore.change``): the seal, the journal's one write and the live table's
+publication.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from okey101.engine.hand import HandState, Phase
 from okey101.platform.convert import wire
 from okey101.platform.moves import actions_from_proto, apply_actions
 from okey101.table import events
-from okey101.table.change import AnswerKey, Change, PlannedMove, Sealed
+from okey101.table.answers import AnswerKey
+from okey101.table.change import Change, PlannedMove, Sealed
 from okey101.table.dealing import end_hand_into
 from okey101.table.errors import Conflict, Stale
 from okey101.table.options import TableOptions

@@ -1,5 +1,6 @@
 """What the table service keeps about a table, as Python values: seats, the match so far, and
-the row they live in. The store reads and writes these; the service decides with them.
+the row they live in. A record reads its row (``TableRecord.from_row``) and gives it
+(``to_row``; a new table's from ``TableRecord.new``); the service decides with them.
 
 A seat is held by nobody, a player, or a bot. A player's seat is *played automatically* (by the
 bot service, or the engine's fallback) while the player is away: they left during the match, or
@@ -12,7 +13,7 @@ import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from okey.v1 import common_pb2
 
@@ -148,12 +149,50 @@ class DealInfo:
 class TimerRecord:
     """The table's timer: what is due (``kind``: "turn" a player's deadline, "bot" a bot's or
     away player's step, "deal" the next hand, "start" a full table's first deal) and when, and
-    the pod that holds it until ``claimed_until_us`` (``journal``)."""
+    the pod that holds it until ``claimed_until_us`` (0: no pod; ``timers``)."""
 
     kind: str
     due_us: int
     claimed_until_us: int = 0
     claimed_by: str = ""
+
+
+class TimerColumns(TypedDict):
+    """The row's ``timer_*`` columns."""
+
+    timer_kind: str | None
+    timer_due_us: int | None
+    timer_claimed_until_us: int | None
+    timer_claimed_by: str
+
+
+def timer_columns(timer: TimerRecord | None) -> TimerColumns:
+    """The row's ``timer_*`` columns for ``timer`` (None: no timer)."""
+    if timer is None:
+        return {
+            "timer_kind": None,
+            "timer_due_us": None,
+            "timer_claimed_until_us": None,
+            "timer_claimed_by": "",
+        }
+    return {
+        "timer_kind": timer.kind,
+        "timer_due_us": timer.due_us,
+        "timer_claimed_until_us": timer.claimed_until_us or None,
+        "timer_claimed_by": timer.claimed_by,
+    }
+
+
+def timer_from_row(row: Mapping[str, Any]) -> TimerRecord | None:
+    """The timer of a row's ``timer_*`` columns (``timer_columns``' inverse)."""
+    if row["timer_kind"] is None:
+        return None
+    return TimerRecord(
+        row["timer_kind"],
+        row["timer_due_us"],
+        row["timer_claimed_until_us"] or 0,
+        row["timer_claimed_by"] or "",
+    )
 
 
 @dataclass(frozen=True)
@@ -190,18 +229,92 @@ class TableRecord:
     #: The sequence number the row's snapshot of the hand state is as of.
     snapshot_sequence: int = 0
     timer: TimerRecord | None = None
+    #: When the row was last written.
+    updated_us: int = 0
     _parsed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
+    def new(
+        cls,
+        *,
+        table_id: str,
+        match_id: str,
+        preset: str,
+        rules: bytes,
+        rules_version: str,
+        seats: Sequence[SeatRecord],
+        created_us: int,
+        name: str = "",
+        visibility: int = common_pb2.TABLE_VISIBILITY_PUBLIC,
+        invite_code: str = "",
+        host_player_id: str = "",
+        tournament_id: str = "",
+        tournament_round: int = 0,
+        start_when_full: bool = False,
+    ) -> TableRecord:
+        """A new table: waiting, its match not begun, no hand, no timer, never written."""
+        return cls(
+            table_id=table_id,
+            match_id=match_id,
+            name=name,
+            visibility=visibility,
+            invite_code=invite_code,
+            state=common_pb2.TABLE_STATE_WAITING,
+            host_player_id=host_player_id,
+            tournament_id=tournament_id,
+            tournament_round=tournament_round,
+            preset=preset,
+            rules=rules,
+            rules_version=rules_version,
+            start_when_full=start_when_full,
+            created_us=created_us,
+            seats=tuple(seats),
+            state_version=0,
+            last_sequence=0,
+            hand_number=0,
+            hand_id="",
+            dealer=0,
+            match=MatchRecord(),
+            turn_deadline_us=None,
+            match_result=None,
+            updated_us=created_us,
+        )
+
+    def to_row(self) -> dict[str, Any]:
+        """The table's row (``from_row``'s inverse; the hand's state, which the live table keeps,
+        is not here: ``hand_state`` is left as the row has it)."""
+        return {
+            "table_id": self.table_id,
+            "match_id": self.match_id,
+            "name": self.name,
+            "visibility": self.visibility,
+            "invite_code": self.invite_code,
+            "state": self.state,
+            "host_player_id": self.host_player_id,
+            "tournament_id": self.tournament_id,
+            "tournament_round": self.tournament_round,
+            "preset": self.preset,
+            "rules": self.rules,
+            "rules_version": self.rules_version,
+            "start_when_full": self.start_when_full,
+            "created_us": self.created_us,
+            "updated_us": self.updated_us,
+            "seats": seats_to_json(self.seats),
+            "state_version": self.state_version,
+            "last_sequence": self.last_sequence,
+            "hand_number": self.hand_number,
+            "hand_id": self.hand_id,
+            "dealer": self.dealer,
+            "match": self.match.to_json(),
+            "turn_deadline_us": self.turn_deadline_us,
+            "match_result": self.match_result,
+            "revision": self.revision,
+            "snapshot_sequence": self.snapshot_sequence,
+            **timer_columns(self.timer),
+        }
+
+    @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> TableRecord:
-        timer = None
-        if row["timer_kind"] is not None:
-            timer = TimerRecord(
-                row["timer_kind"],
-                row["timer_due_us"],
-                row["timer_claimed_until_us"] or 0,
-                row["timer_claimed_by"] or "",
-            )
         return cls(
             table_id=row["table_id"],
             match_id=row["match_id"],
@@ -228,7 +341,8 @@ class TableRecord:
             match_result=None if row["match_result"] is None else bytes(row["match_result"]),
             revision=row["revision"],
             snapshot_sequence=row["snapshot_sequence"],
-            timer=timer,
+            timer=timer_from_row(row),
+            updated_us=row["updated_us"],
         )
 
     def replace(self, **changes: Any) -> TableRecord:

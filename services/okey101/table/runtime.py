@@ -1,9 +1,9 @@
 """Running the table service: the gRPC server, its live tables' timers, and its workers.
 
 - **Timers.** The pod that writes a table's timer holds it and runs it from memory when it is
-  due (``schedule``: a bot's step at once, a turn's deadline, the next deal), one step at a
-  time per table (``autoplay``). A timer whose holder let it lapse (the pod died, or its step
-  kept failing) is claimed by any pod (``TableStore.claim_due``; ``SKIP LOCKED`` on
+  due (``timers.HeldTimers``: a bot's step at once, a turn's deadline, the next deal), one step
+  at a time per table (``autoplay``). A timer whose holder let it lapse (the pod died, or its
+  step kept failing) is claimed by any pod (``TableStore.claim_due``; ``SKIP LOCKED`` on
   PostgreSQL) and run there. Every pod also marks the deployment alive; after an outage (no pod
   alive), the gap is added to every turn deadline.
 - **Outbox.** Finished hands and matches are sent to scoring until acknowledged, with back-off.
@@ -34,7 +34,7 @@ from okey101.engine.errors import OkeyError
 from okey101.platform.auth import JwksVerifier
 from okey101.platform.config import ConfigError, Settings
 from okey101.platform.database import Database
-from okey101.platform.peer_channels import PeerChannels as Peers
+from okey101.platform.peer_channels import PeerChannels
 from okey101.platform.revocation_follower import lobby_source
 from okey101.platform.server import ServerHandle, serve
 from okey101.platform.waiting import wait_set
@@ -42,11 +42,8 @@ from okey101.table import metrics
 from okey101.table.autoplay import Autoplay
 from okey101.table.core import Clock, TableCore
 from okey101.table.feed import PostgresListener
-from okey101.table.journal import TableJournal
-from okey101.table.live import LiveTable
 from okey101.table.options import TableOptions, us
 from okey101.table.service import ACCESS, NAME, TableServicer, register
-from okey101.table.store import TableStore
 from okey101.table.timers import HeldTimers
 
 _log = structlog.get_logger("okey101.table")
@@ -80,9 +77,9 @@ class Workers:
         self._listener: PostgresListener | None = None
         self._running = False
         self.held = HeldTimers(
-            self.core.now_us, self._run_held, poll_seconds=self.options.poll_seconds
+            self.pod, self.core.now_us, self._run_held, poll_seconds=self.options.poll_seconds
         )
-        self.core.on_timer = self.schedule
+        self.core.on_timer = self.held.hold
         #: Set when a write owes scoring something: the outbox is sent at once.
         self._owed = asyncio.Event()
         self.core.on_outbox = self._owed.set
@@ -129,19 +126,7 @@ class Workers:
     # ----------------------------------------------------------------------------------------
     # Timers held in memory
 
-    def schedule(self, live: LiveTable) -> None:
-        """Run ``live``'s timer from memory when it is due, if this pod holds it."""
-        due = None
-        if self.core.due_in(live) is not None:
-            assert live.record.timer is not None
-            due = live.record.timer.due_us
-        live.holds_timer = due is not None
-        self.held.hold(live.table_id, due)
-
     def _run_held(self, table_id: str) -> None:
-        live = self.core.tables.cached(table_id)
-        if live is not None:
-            live.holds_timer = False
         self._spawn(table_id, held=True)
 
     def _spawn(self, table_id: str, *, held: bool) -> None:
@@ -157,7 +142,7 @@ class Workers:
             try:
                 if held:
                     live = await self.core.tables.get(table_id)
-                    if self.core.due_in(live) is None:
+                    if not self.held.holds(live):
                         return  # the table moved on: its timer is someone else's, or none
                 await self.autoplay.play_due(table_id)
             except OkeyError as error:
@@ -180,17 +165,18 @@ class Workers:
         with contextlib.suppress(Exception):  # the next call reloads it
             await self.core.tables.fresh(kept)
         if not kept.stale:
-            self.schedule(kept)
+            self.held.hold(kept)
 
     async def _retry_later(self, table_id: str, *, held: bool) -> None:
+        """A step that failed: held here again a little later if it was this pod's, else
+        given back to every pod (due again then)."""
+        retry_us = self.core.now_us() + us(_RETRY_SECONDS)
         if held and self._running:
             live = self.core.tables.cached(table_id)
-            if live is not None and not live.holds_timer:
-                live.holds_timer = True
-                self.held.hold(table_id, self.core.now_us() + us(_RETRY_SECONDS))
+            if live is not None and self.held.retry(live, retry_us):
                 return
         with contextlib.suppress(Exception):
-            await self.store.postpone_timer(table_id, self.core.now_us() + us(_RETRY_SECONDS))
+            await self.store.postpone_timer(table_id, retry_us)
 
     # ----------------------------------------------------------------------------------------
     # Timers nobody holds
@@ -293,13 +279,12 @@ async def _forever(name: str, loop: Callable[[], Awaitable[None]]) -> None:
 
 def build(
     settings: Settings, options: TableOptions | None, clock: Clock | None
-) -> tuple[Database, Peers, TableServicer]:
+) -> tuple[Database, PeerChannels, TableServicer]:
     """The table service's parts: its database, its peers, and the servicer over its core."""
     database = Database.for_service(NAME, settings)
-    peers = Peers(settings)
-    core = TableCore(
-        TableJournal.for_url(database.url),
-        TableStore(database),
+    peers = PeerChannels(settings)
+    core = TableCore.open(
+        database,
         options=options or TableOptions.from_environ(),
         clock=clock or time.time,
         pod=f"table-{uuid.uuid4().hex[:12]}",
@@ -338,7 +323,7 @@ async def start_table(
             await handle.stop(grace=0.5)
         await workers.stop()
         await peers.close()
-        await servicer.core.journal.close()
+        await servicer.core.close()
         await database.dispose()
 
 
@@ -367,7 +352,7 @@ async def serve_table(settings: Settings) -> None:
     finally:
         await workers.stop()
         await peers.close()
-        await servicer.core.journal.close()
+        await servicer.core.close()
         await database.dispose()
 
 

@@ -15,7 +15,8 @@ from okey.v1 import common_pb2, table_pb2
 from okey101.engine.hand import SEATS, HandState
 from okey101.platform.auth import Claims
 from okey101.table import events
-from okey101.table.change import AnswerKey, Change, Sealed
+from okey101.table.answers import AnswerKey
+from okey101.table.change import Change, Sealed
 from okey101.table.errors import Conflict, Denied, Invalid, Missing
 from okey101.table.options import TableOptions, us
 from okey101.table.records import DealInfo, SeatRecord, TableRecord, TimerRecord

@@ -39,13 +39,12 @@ from okey101.platform import convert, paging
 from okey101.platform.auth import Access, AccessPolicy, Claims, require_claims
 from okey101.platform.convert import wire
 from okey101.platform.errors import request_language
-from okey101.platform.idempotency import fingerprint, same_request
 from okey101.platform.ids import check_id, check_request_id
 from okey101.platform.names import TITLE_MAX, shown_name
 from okey101.platform.registration import add_servicer
-from okey101.table import metrics
+from okey101.table import answers, metrics
+from okey101.table.answers import AnswerKey
 from okey101.table.autoplay import SOURCE_LABELS, Autoplay
-from okey101.table.change import AnswerKey
 from okey101.table.core import TableCore
 from okey101.table.dealing import bot_level, plan_start
 from okey101.table.errors import (
@@ -58,7 +57,7 @@ from okey101.table.limits import ActLimiter
 from okey101.table.live import LiveTable
 from okey101.table.moves import action_kinds, plan_moves
 from okey101.table.options import TableOptions
-from okey101.table.records import MatchRecord, SeatRecord, TableRecord, seats_to_json
+from okey101.table.records import SeatRecord, TableRecord
 from okey101.table.seating import plan_close, plan_leave, plan_set_deal_seed, plan_sit
 from okey101.table.turns import start_timer
 from okey101.table.views import table_message
@@ -166,8 +165,8 @@ class TableServicer:
         self, request: table_pb2.CreateTableRequest, context: Any
     ) -> table_pb2.CreateTableResponse:
         claims = require_claims()
-        check_request_id(request.request_id)
-        replayed = await self._stored(claims, "CreateTable", request)
+        key = self._key(claims, "CreateTable", request)
+        replayed = await answers.recall(self.store.database, key)
         if replayed is not None:
             return table_pb2.CreateTableResponse.FromString(replayed)
         rules = convert.rules_from_proto(request.rules)
@@ -203,54 +202,31 @@ class TableServicer:
             check_id(request.tournament_id, "tournament_id")
         now = self.now_us()
         table_id = f"t-{uuid.uuid4().hex}"
-        row: dict[str, Any] = {
-            "table_id": table_id,
-            "match_id": f"m-{uuid.uuid4().hex}",
-            "name": name,
-            "visibility": visibility,
-            "invite_code": _invite_code()
-            if visibility == common_pb2.TABLE_VISIBILITY_PRIVATE
-            else "",
-            "state": common_pb2.TABLE_STATE_WAITING,
-            "host_player_id": request.host_player_id,
-            "tournament_id": request.tournament_id,
-            "tournament_round": request.tournament_round,
-            "preset": rules.name,
-            "rules": convert.rules_to_proto(rules).SerializeToString(),
-            "rules_version": RULES_VERSION,
-            "start_when_full": request.start_when_full,
-            "created_us": now,
-            "updated_us": now,
-            "seats": seats_to_json(seats),
-            "state_version": 0,
-            "last_sequence": 0,
-            "hand_number": 0,
-            "hand_id": "",
-            "dealer": 0,
-            "hand_state": None,
-            "match": MatchRecord().to_json(),
-            "turn_deadline_us": None,
-            "match_result": None,
-            "revision": 0,
-            "snapshot_sequence": 0,
-            "timer_kind": None,
-            "timer_due_us": None,
-            "timer_claimed_until_us": None,
-            "timer_claimed_by": "",
-        }
-        record = TableRecord.from_row(row)
-        starts = record.due_to_start
-        if starts:  # the start is owed from the table's first write
-            timer = start_timer(now, self.options)
-            row.update(timer_kind=timer.kind, timer_due_us=timer.due_us)
-        response = table_pb2.CreateTableResponse(table=table_message(record, None))
-        created = await self.store.create(
-            row,
-            (claims.subject, "CreateTable", request.request_id, response.SerializeToString()),
-            _fingerprint(request),
+        record = TableRecord.new(
+            table_id=table_id,
+            match_id=f"m-{uuid.uuid4().hex}",
+            preset=rules.name,
+            rules=convert.rules_to_proto(rules).SerializeToString(),
+            rules_version=RULES_VERSION,
+            seats=seats,
+            created_us=now,
+            name=name,
+            visibility=visibility,
+            invite_code=(
+                _invite_code() if visibility == common_pb2.TABLE_VISIBILITY_PRIVATE else ""
+            ),
+            host_player_id=request.host_player_id,
+            tournament_id=request.tournament_id,
+            tournament_round=request.tournament_round,
+            start_when_full=request.start_when_full,
         )
-        if not created:  # a retry raced this call and answered first
-            replayed = await self._stored(claims, "CreateTable", request)
+        response = table_pb2.CreateTableResponse(table=table_message(record, None))
+        starts = record.due_to_start
+        if starts:  # the start is owed from the table's first write (held by no pod yet)
+            record = record.replace(timer=start_timer(now, self.options))
+        if not await self.core.create(record, key, response.SerializeToString()):
+            # A retry raced this call and answered first.
+            replayed = await answers.recall(self.store.database, key)
             assert replayed is not None
             return table_pb2.CreateTableResponse.FromString(replayed)
         structlog.contextvars.bind_contextvars(table_id=table_id)
@@ -454,7 +430,7 @@ class TableServicer:
             self.act_limits.check(claims.subject, request.table_id, request.request_id)
         key = self._key(claims, "Act", request)
         live = await self.core.tables.get(request.table_id)
-        known = live.answered(key)
+        known = live.answers.recall(key)
         if known is not None:
             return known
         if not request.actions:
@@ -655,26 +631,10 @@ class TableServicer:
 
     @staticmethod
     def _key(claims: Claims, method: str, request: Message) -> AnswerKey:
-        """Where the answer to ``request`` is stored, and what a retry must repeat: the
-        request without its locale (AIP-155: the id is bound to its request; the id itself is
-        part of the key, so the fingerprint may cover it and the common request is hashed
-        without a copy)."""
-        request_id = str(getattr(request, "request_id"))  # noqa: B009 (every such request)
-        check_request_id(request_id)
-        return AnswerKey(claims.subject, method, request_id, _fingerprint(request))
-
-    async def _stored(self, claims: Claims, method: str, request: Any) -> bytes | None:
-        """The first answer to ``request``'s request id, if it was answered (another request,
-        or a call about another table: INVALID_ARGUMENT REQUEST_ID_REUSED)."""
-        stored = await self.store.answer(claims.subject, method, request.request_id)
-        if stored is None:
-            return None
-        table_id, asked, answer = stored
-        if getattr(request, "table_id", table_id) != table_id or not same_request(
-            asked, _fingerprint(request)
-        ):
-            raise Invalid("REQUEST_ID_REUSED", request_id=request.request_id)
-        return answer
+        """Where the answer to ``request`` is stored, and what a retry must repeat
+        (``answers.AnswerKey``)."""
+        check_request_id(str(getattr(request, "request_id")))  # noqa: B009 (every such request)
+        return AnswerKey.of(claims.subject, method, request)
 
 
 def register(server: grpc.aio.Server, servicer: TableServicer) -> list[str]:
@@ -682,17 +642,6 @@ def register(server: grpc.aio.Server, servicer: TableServicer) -> list[str]:
     return [
         add_servicer(server, servicer, table_pb2, "TableService", sent_as_written=SENT_AS_WRITTEN)
     ]
-
-
-def _fingerprint(request: Message) -> bytes:
-    """What a retry of ``request`` must repeat (``TableServicer._key``)."""
-    return fingerprint(request, cleared=_UNBOUND)
-
-
-#: The fields a retry may change: its language, and the name a seat shows (a player who renamed
-#: between a Sit and its retry, as the lobby's workers retry it, still makes one sit: the first
-#: name stays).
-_UNBOUND: Final = frozenset({"locale", "display_name"})
 
 
 def _known(field: str, values: Any, known: Any) -> None:

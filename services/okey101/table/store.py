@@ -1,8 +1,9 @@
 """The table service's other reads and writes: listings, hand records, the event log read
 back, new tables, timers nobody holds, the outbox to scoring and pod liveness.
 
-A change to a table is written by the journal (``journal``), one round trip per change; this
-store is everything else, through SQLAlchemy Core: calls that are not on a move's path.
+A change to a table is written by the journal (``journal``), one round trip per change, and
+stored answers are looked up by ``answers``; this store is everything else, through SQLAlchemy
+Core: calls that are not on a move's path.
 """
 
 from __future__ import annotations
@@ -22,17 +23,13 @@ from okey101.platform.database import (
     outage_as,
     row_mapping,
 )
-from okey101.platform.idempotency import CallKey, ScopedAnswers, Stored
-from okey101.table import models
+from okey101.table import answers, models
+from okey101.table.answers import AnswerColumns
 from okey101.table.errors import NotReady
 from okey101.table.journal import EventRow
 from okey101.table.records import TableRecord
 
 _T = TypeVar("_T")
-#: The table's stored answers (``platform.idempotency``): one per request id, scoped by caller
-#: and method, beside the table the request was about. Changes to a table store theirs in the
-#: journal's write; a new table's is claimed with the table (``create``).
-ANSWERS: Final = ScopedAnswers(models.requests, scope="table_id")
 _PRIVATE: Final = (
     models.events.c.private_0,
     models.events.c.private_1,
@@ -72,17 +69,6 @@ class TableStore:
                 )
             ).first()
         return None if row is None else TableRecord.from_row(row_mapping(row))
-
-    async def answer(
-        self, caller: str, method: str, request_id: str
-    ) -> tuple[str, bytes | None, bytes] | None:
-        """The table, the fingerprint of the request answered (None: stored before they were
-        kept) and the answer stored for a request id, if it was answered."""
-        async with self._read() as session:
-            stored = await ANSWERS.load(session, CallKey(method, caller, request_id))
-        if stored is None or stored.asked is None or stored.answer is None:
-            return None
-        return stored.asked.decode(), stored.fingerprint, stored.answer
 
     async def events_after(
         self, table_id: str, after: int, *, limit: int = 500, hand_id: str | None = None
@@ -160,26 +146,15 @@ class TableStore:
     # ----------------------------------------------------------------------------------------
     # Writes
 
-    async def create(
-        self,
-        row: Mapping[str, Any],
-        answer: tuple[str, str, str, bytes],
-        fingerprint: bytes | None = None,
-    ) -> bool:
-        """Insert a new table (its row as given, its first timer included: a full table's
-        start) and the answer to its request; False if the request id was answered already (by
-        a racing retry)."""
+    async def create(self, record: TableRecord, answer: AnswerColumns) -> bool:
+        """Insert a new table (its record's row, its first timer included: a full table's
+        start) and the answer to its request (``answers.row``); False if the request id was
+        answered already (by a racing retry)."""
 
         async def work(session: AsyncConnection) -> bool:
-            caller, method, request_id, response = answer
-            claimed = await ANSWERS.claim(
-                session,
-                CallKey(method, caller, request_id),
-                Stored(str(row["table_id"]).encode(), response, fingerprint),
-            )
-            if not claimed:
+            if not await answers.claim(session, answer):
                 return False
-            await session.execute(models.tables.insert().values(**row))
+            await session.execute(models.tables.insert().values(**record.to_row()))
             return True
 
         return await self._transaction(work)
