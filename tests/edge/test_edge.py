@@ -273,6 +273,49 @@ def test_a_server_stream_over_http_1_1(edge: tuple[LocalStack, int]) -> None:
         connection.close()
 
 
+def test_a_players_own_stream_seats_them_through_the_edge(edge: tuple[LocalStack, int]) -> None:
+    """WatchPlayer as a browser opens it (Connect, JSON, HTTP/1.1): the snapshot first, then
+    QUICK_MATCH_SEATED when the matchmaker seats the player (bots fill at once here)."""
+    _stack, port = edge
+    login = _login(port)
+    request = json.dumps({"startWithSnapshot": True}).encode()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    connection._http_vsn_str = "HTTP/1.1"
+    try:
+        connection.request(
+            "POST",
+            "/okey.v1.LobbyService/WatchPlayer",
+            body=struct.pack(">BI", 0, len(request)) + request,
+            headers={
+                "Content-Type": "application/connect+json",
+                "Connect-Protocol-Version": "1",
+                "Authorization": _bearer(login),
+            },
+        )
+        answer = connection.getresponse()
+        assert answer.status == 200
+
+        def message() -> Any:
+            flags, length = struct.unpack(">BI", answer.read(5))
+            assert flags == 0
+            return json.loads(answer.read(length))
+
+        assert "snapshot" in message()
+        status, joined = _json(
+            port,
+            "/okey.v1.LobbyService/JoinQuickMatch",
+            {"requestId": str(uuid.uuid4())},
+            Authorization=_bearer(login),
+        )
+        assert status == 200, joined
+        event = message()["event"]
+        assert event["kind"] == "PLAYER_EVENT_KIND_QUICK_MATCH_SEATED"
+        assert event["sequence"] == "1" and event["ticketId"] == joined["ticket"]["ticketId"]
+        assert event["tableId"].startswith("t-")
+    finally:
+        connection.close()
+
+
 def test_cors_preflight_allowed_and_refused(edge: tuple[LocalStack, int]) -> None:
     _stack, port = edge
     for origin in (ORIGIN_OK, "https://okey.example", f"http://127.0.0.1:{port}"):

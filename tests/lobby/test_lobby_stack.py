@@ -19,7 +19,6 @@ import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,22 +36,19 @@ from okey.v1 import (
 )
 from sqlalchemy import select
 
-from okey101.engine.bots.entry_points import fallback_decision
 from okey101.lobby.matchmaker import Matchmaker
 from okey101.lobby.models import queue, tournament_leases, tournament_tables
 from okey101.lobby.peer_clients import TableClient
-from okey101.platform import convert
 from okey101.platform.auth import TokenIssuer, dev_signing_key
 from okey101.platform.database import Database
 from okey101.platform.peer_channels import PeerChannels
-from okey101.platform.server import ServerHandle
 from okey101.stack import free_port, wait_serving
-from okey101.table.runtime import start_table
 from okey101.table.service import TableOptions
 
 from support.databases import TEST_DATABASE_ENV, postgres_database
 from support.lobby import Client, bearer, lobby_client, lobby_settings, refused, run
-from support.service_stack import FAST, peer_services, table_settings
+from support.lobby_peers import Peers, lobby_for, peers_running, play_seat
+from support.service_stack import peer_services
 
 ROOT = Path(__file__).resolve().parents[2]
 ONE_HAND = common_pb2.RuleSet(
@@ -60,84 +56,6 @@ ONE_HAND = common_pb2.RuleSet(
     match_end=common_pb2.MATCH_END_FIXED_HANDS,
     match_hands=1,
 )
-
-
-@dataclass
-class Peers:
-    table: ServerHandle
-    scoring: ServerHandle
-    channel: grpc.aio.Channel
-    channel_to_scoring: grpc.aio.Channel
-
-    @property
-    def tables(self) -> Any:
-        return table_pb2_grpc.TableServiceStub(self.channel)
-
-
-@contextlib.asynccontextmanager
-async def peers_running(
-    var_dir: Path, table_url: str | None = None, options: TableOptions = FAST
-) -> AsyncIterator[Peers]:
-    """Rules, bot, scoring and table, as ``okey101 serve`` starts each."""
-    async with peer_services(var_dir) as services:
-        settings = table_settings(var_dir, table_url, services)
-        async with start_table(settings, options=options) as (table, _servicer):
-            channel = grpc.aio.insecure_channel(table.target)
-            scoring = grpc.aio.insecure_channel(services[2].target)
-            try:
-                yield Peers(table, services[2], channel, scoring)
-            finally:
-                await channel.close()
-                await scoring.close()
-
-
-def lobby_for(var_dir: Path, peers: Peers, **changes: Any) -> Any:
-    return lobby_settings(
-        var_dir, table_address=peers.table.target, scoring_address=peers.scoring.target, **changes
-    )
-
-
-async def play_seat(peers: Peers, token: str, table_id: str, seat: int, seed: int) -> None:
-    """Play ``seat`` as its player would until the table's match has ended."""
-    auth = bearer(token)
-    tables = peers.tables
-    while True:
-        table = (
-            await tables.GetTable(table_pb2.GetTableRequest(table_id=table_id), metadata=auth)
-        ).table
-        if table.state in (common_pb2.TABLE_STATE_FINISHED, common_pb2.TABLE_STATE_CLOSED):
-            return
-        if table.state != common_pb2.TABLE_STATE_PLAYING:
-            await asyncio.sleep(0.05)
-            continue
-        view = (
-            await tables.GetSeatView(
-                table_pb2.GetSeatViewRequest(table_id=table_id, seat=seat), metadata=auth
-            )
-        ).view
-        playing = view.phase in (
-            common_pb2.PHASE_FIRST,
-            common_pb2.PHASE_DRAW,
-            common_pb2.PHASE_PLAY,
-        )
-        if view.turn != seat or not playing or view.HasField("result"):
-            await asyncio.sleep(0.02)
-            continue
-        decision = fallback_decision(
-            convert.seat_view_from_proto(view), convert.rules_from_proto(view.rules), seed
-        )
-        seed += 1
-        with contextlib.suppress(grpc.aio.AioRpcError):  # stale: read the view again
-            await tables.Act(
-                table_pb2.ActRequest(
-                    request_id=uuid.uuid4().hex,
-                    table_id=table_id,
-                    seat=seat,
-                    actions=[convert.action_to_proto(action) for action in decision.actions],
-                    expected_state_version=view.state_version,
-                ),
-                metadata=auth,
-            )
 
 
 async def until(predicate: Any, timeout: float, what: str) -> Any:

@@ -80,6 +80,7 @@ SERVICES: dict[str, set[str]] = {
         "GetTournament",
         "ListTournaments",
         "GetTournamentStandings",
+        "WatchPlayer",
     },
     "ScoringService": {
         "RecordHand",
@@ -111,6 +112,7 @@ NO_REQUEST_ID = {
     "LobbyService.GetTournament",
     "LobbyService.ListTournaments",
     "LobbyService.GetTournamentStandings",
+    "LobbyService.WatchPlayer",
     *(f"ScoringService.{name}" for name in SERVICES["ScoringService"] if name.startswith("Get")),
 }
 
@@ -324,15 +326,16 @@ def test_growing_lists_are_paged(descriptor_set: descriptor_pb2.FileDescriptorSe
         assert response.get("next_page_token") == types.TYPE_STRING, full_name
 
 
-def test_only_watch_table_streams(descriptor_set: descriptor_pb2.FileDescriptorSet) -> None:
+def test_only_the_watch_calls_stream(descriptor_set: descriptor_pb2.FileDescriptorSet) -> None:
     streaming = {
         name
         for name, method in _methods(descriptor_set)
         if method.client_streaming or method.server_streaming
     }
-    assert streaming == {"TableService.WatchTable"}
-    watch = dict(_methods(descriptor_set))["TableService.WatchTable"]
-    assert watch.server_streaming and not watch.client_streaming
+    assert streaming == {"TableService.WatchTable", "LobbyService.WatchPlayer"}
+    for name in streaming:
+        watch = dict(_methods(descriptor_set))[name]
+        assert watch.server_streaming and not watch.client_streaming
 
 
 # ------------------------------------------------------------------------------------------

@@ -48,6 +48,7 @@ PUBLIC: Final[Mapping[str, tuple[str, ...]]] = {
         "GetTournament",
         "ListTournaments",
         "GetTournamentStandings",
+        "WatchPlayer",
     ),
     "okey.v1.TableService": (
         "GetTable",

@@ -36,6 +36,16 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "A username is 3 to 32 characters of a-z, 0-9, '_', '.' and '-'.",
         "tr": "Kullanıcı adı a-z, 0-9, '_', '.' ve '-' karakterlerinden 3 ile 32 tane olmalı.",
     },
+    "PLAYER_EVENTS_EXPIRED": {
+        "en": "The events after {after_sequence} are no longer kept (they are kept a day; the "
+        "oldest is {oldest_sequence}): watch again with start_with_snapshot.",
+        "tr": "{after_sequence} sonrasındaki olaylar artık saklanmıyor (bir gün saklanır; en "
+        "eskisi {oldest_sequence}): start_with_snapshot ile yeniden izle.",
+    },
+    "PLAYER_SEQUENCE_AHEAD": {
+        "en": "Sequence number {after_sequence} is ahead of your last event ({last_sequence}).",
+        "tr": "{after_sequence} sıra numarası son olayından ({last_sequence}) ileride.",
+    },
     "REQUEST_ID_REUSED": {
         "en": "This request_id was already used for a different request; use a new one.",
         "tr": "Bu request_id başka bir istek için kullanıldı; yenisini kullan.",

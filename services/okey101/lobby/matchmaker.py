@@ -1,12 +1,13 @@
 """Quick-match matching, in the background of every lobby pod (``Matchmaker``).
 
 About four times a second (and at once after a JoinQuickMatch), for each preset with a group ready
-(four waiting tickets, or an oldest ticket past its bots-fill time) it opens one transaction, claims
-the oldest waiting tickets with ``FOR UPDATE SKIP LOCKED`` (tickets another pod has claimed are
-skipped, so any number of pods share the queue), creates the table through TableService (players at
-seats 0.., bots in the rest), seats the players, starts the match, and marks the tickets matched,
-all before committing. If anything fails the transaction rolls back and the tickets wait on. A table
-the failed attempt had made already (created, some players seated) is never left half-made:
+(four waiting tickets, or an oldest ticket past its bots-fill time) it opens one transaction,
+claims the oldest waiting tickets with ``FOR UPDATE SKIP LOCKED`` (tickets another pod has claimed
+are skipped, so any number of pods share the queue), creates the table through TableService
+(players at seats 0.., bots in the rest), seats the players, starts the match, marks the tickets
+matched and tells each player (``QUICK_MATCH_SEATED``, their own stream's event), all before
+committing. If anything fails the transaction rolls back and the tickets wait on. A table the
+failed attempt had made already (created, some players seated) is never left half-made:
 
 - the table service gave no verdict (away, timed out): the table is kept for the same group's
   next attempt, which sends the same derived request ids (``peer_clients``) and is handed back the
@@ -31,7 +32,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Final
 
-from okey.v1 import common_pb2, table_pb2
+from okey.v1 import common_pb2, lobby_pb2, table_pb2
 from prometheus_client import Counter, Histogram
 
 from okey101.lobby import bracket
@@ -148,6 +149,19 @@ class Matchmaker:
             await self._repository.directory.record(
                 table_entry(table, source="quick_match"), session=session
             )
+            events = self._repository.player_events
+            for ticket, seat in seated:
+                await events.append(
+                    session,
+                    ticket.player_id,
+                    lobby_pb2.PlayerEvent(
+                        kind=lobby_pb2.PLAYER_EVENT_KIND_QUICK_MATCH_SEATED,
+                        table_id=table.table_id,
+                        seat=seat,
+                        ticket_id=ticket.ticket_id,
+                    ),
+                )
+        self._repository.player_events.wakes.wake(ticket.player_id for ticket in group)
         bots = "yes" if len(group) < bracket.SEATS else "no"
         QUICK_MATCHES.labels(preset, bots).inc()
         now = now_us()

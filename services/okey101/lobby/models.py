@@ -24,6 +24,9 @@ microseconds since the epoch (``*_us``), as in the scoring service.
 - ``lobby_tournaments``, ``lobby_tournament_players``, ``lobby_tournament_tables``: a tournament,
   its entrants (with where they got to), and the tables of each round (with their results);
   ``lobby_tournament_leases``: which lobby pod drives a tournament, until when.
+- ``lobby_player_events``: each player's own events (WatchPlayer), numbered per player; kept 24
+  hours. ``lobby_player_cursors``: each player's last sequence number, so numbers are never
+  reused once old events are deleted (the row's lock orders a player's concurrent events).
 """
 
 from __future__ import annotations
@@ -257,9 +260,30 @@ tournament_leases = Table(
     Column("generation", Integer, nullable=False),
 )
 
+player_events = Table(
+    "lobby_player_events",
+    metadata,
+    Column("player_id", String(ID_LENGTH), primary_key=True),
+    Column("sequence", BigInteger, primary_key=True, autoincrement=False),
+    Column("kind", Integer, nullable=False),
+    Column("time_us", BigInteger, nullable=False),
+    # The PlayerEvent message (lobby.proto), sequence and time included.
+    Column("event", LargeBinary, nullable=False),
+    Index("ix_lobby_player_events_time", "time_us"),
+)
+
+player_cursors = Table(
+    "lobby_player_cursors",
+    metadata,
+    Column("player_id", String(ID_LENGTH), primary_key=True),
+    Column("last_sequence", BigInteger, nullable=False),
+)
+
 __all__ = [
     "hostings",
     "metadata",
+    "player_cursors",
+    "player_events",
     "players",
     "queue",
     "rate_limits",

@@ -2,11 +2,11 @@
 tables, quick match and tournaments.
 
 ``LobbyServicer`` answers the RPCs, a group per module of ``rpc`` (players and tokens, tables,
-quick match, tournaments): each checks its request, calls the lobby's stores (``stores``)
-and, for tables, the table service (``peer_clients``), and builds the answer (``messages``); an
-``OkeyError`` ends the call with its status and a sentence in the request's language, a table
-service error is passed on as it is. Until the database is migrated (``prepare``) calls are
-UNAVAILABLE SERVICE_STARTING; a database that cannot be reached is UNAVAILABLE
+quick match, tournaments, the player's own stream): each checks its request, calls the lobby's
+stores (``stores``) and, for tables, the table service (``peer_clients``), and builds the answer
+(``messages``); an ``OkeyError`` ends the call with its status and a sentence in the request's
+language, a table service error is passed on as it is. Until the database is migrated (``prepare``)
+calls are UNAVAILABLE SERVICE_STARTING; a database that cannot be reached is UNAVAILABLE
 DATABASE_UNAVAILABLE.
 
 ``start_lobby(settings)`` runs the whole lobby in-process (gRPC, the JWKS over HTTP, the
@@ -26,16 +26,19 @@ from typing import Any, Final
 import grpc
 import grpc.aio
 from okey.v1 import lobby_pb2, lobby_pb2_grpc
+from sqlalchemy.engine import make_url
 
 from okey101.lobby.credentials import Passwords
 from okey101.lobby.hosting_finisher import HostingFinisher
 from okey101.lobby.jwks_http import JwksServer, start_jwks_server
 from okey101.lobby.rpc.base import NAME, Options, log
+from okey101.lobby.rpc.player_stream import PlayerStreamCalls
 from okey101.lobby.rpc.players import PlayerCalls
 from okey101.lobby.rpc.quick_match import QuickMatchCalls
 from okey101.lobby.rpc.tables import TableCalls
 from okey101.lobby.rpc.tournaments import TournamentCalls
 from okey101.lobby.stores import LobbyRepository
+from okey101.lobby.stores.player_events import NOTIFY_CHANNEL
 from okey101.lobby.stores.rate_limits import Limits, RateLimit
 from okey101.lobby.tournament_driver import TournamentDriver
 from okey101.platform.auth import (
@@ -48,6 +51,7 @@ from okey101.platform.auth import (
 )
 from okey101.platform.config import ConfigError, Settings
 from okey101.platform.database import Database
+from okey101.platform.listener import PostgresListener
 from okey101.platform.logs import configure_logging
 from okey101.platform.peer_channels import PeerChannels
 from okey101.platform.server import ServerHandle, until_signalled
@@ -82,6 +86,7 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
     "GetTournament": _PLAYER_OR_SERVICE,
     "ListTournaments": _PLAYER_OR_SERVICE,
     "GetTournamentStandings": _PLAYER_OR_SERVICE,
+    "WatchPlayer": _PLAYER,
 }
 
 
@@ -94,9 +99,10 @@ class LobbyServicer(
     TableCalls,
     QuickMatchCalls,
     TournamentCalls,
+    PlayerStreamCalls,
     lobby_pb2_grpc.LobbyServiceServicer,
 ):
-    """okey.v1.LobbyService: the four groups of RPCs (module docstring) as one servicer."""
+    """okey.v1.LobbyService: the five groups of RPCs (module docstring) as one servicer."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -135,6 +141,8 @@ class Lobby:
     driver: TournamentDriver
     peers: PeerChannels
     tasks: list[asyncio.Task[None]]
+    #: On PostgreSQL: other pods' players' events, heard (``stores.player_events``).
+    listener: PostgresListener | None = None
 
     @property
     def target(self) -> str:
@@ -152,6 +160,8 @@ class Lobby:
         for task in self.tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        if self.listener is not None:
+            await self.listener.stop()
         await self.driver.release()
         await asyncio.to_thread(self.jwks.close)
         await self.peers.close()
@@ -233,8 +243,19 @@ async def open_lobby(
         asyncio.ensure_future(HostingFinisher(servicer.repository, servicer.tables).run()),
         asyncio.ensure_future(_housekeeping(servicer.repository)),
     ]
+    listener = None
+    if database.dialect == "postgresql":
+        wakes = servicer.repository.player_events.wakes
+        listener = PostgresListener(
+            make_url(database.url).set(drivername="postgresql").render_as_string(False),
+            NOTIFY_CHANNEL,
+            lambda player_id: wakes.wake((player_id,)),
+            wakes.wake_all,
+            server_settings={"application_name": "okey101-lobby-listener"},
+        )
+        listener.start()
     log.info("lobby ready", jwks_port=jwks.port, holder=driver.holder)
-    return Lobby(handle, servicer, jwks, driver, peers, tasks)
+    return Lobby(handle, servicer, jwks, driver, peers, tasks, listener)
 
 
 @contextlib.asynccontextmanager

@@ -80,6 +80,8 @@ class Internal(PlatformError):
 #: Overrides by code. Engine codes whose class alone would give another status are listed,
 #: and so is every platform code, so that this table reads as the whole story.
 STATUS_BY_CODE: Final[Mapping[str, grpc.StatusCode]] = {
+    # A resumed stream asked for events no longer kept (the lobby's WatchPlayer).
+    "PLAYER_EVENTS_EXPIRED": grpc.StatusCode.OUT_OF_RANGE,
     # Engine codes.
     "NOT_YOUR_TURN": grpc.StatusCode.FAILED_PRECONDITION,
     "UNKNOWN_MELD": grpc.StatusCode.INVALID_ARGUMENT,

@@ -244,6 +244,13 @@ class LiveTables:
                 if live.stale:
                     await self.refresh(live)
 
+    def heard(self, payload: str) -> None:
+        """A notification of the journal's write (``journal.NOTIFY_CHANNEL``: the table id, its
+        last sequence number and its new revision), as ``notified``; ValueError if unreadable."""
+        table_id, _, numbers = payload.partition(" ")
+        _sequence, _, revision = numbers.partition(" ")
+        self.notified(table_id, int(revision))
+
     def notified(self, table_id: str, revision: int) -> None:
         """Another pod wrote ``table_id`` at ``revision``: if it is newer than this pod's
         copy, the copy is stale; its watchers get the new events from one read."""

@@ -9,7 +9,7 @@
 - **Outbox.** Finished hands and matches are sent to scoring until acknowledged, with back-off.
 - **Watchdog.** Live tables, outbox backlog and stuck tables (timers overdue by more than
   ``stuck_seconds``) as gauges.
-- **Listener.** On PostgreSQL, ``LISTEN`` for other pods' writes (``feed``).
+- **Listener.** On PostgreSQL, ``LISTEN`` for other pods' writes (``platform.listener``).
 
 ``start_table(settings)`` runs all of it in-process (tests, benchmarks); ``serve_table`` is
 ``okey101 serve table``.
@@ -34,6 +34,7 @@ from okey101.engine.errors import OkeyError
 from okey101.platform.auth import JwksVerifier
 from okey101.platform.config import ConfigError, Settings
 from okey101.platform.database import Database
+from okey101.platform.listener import PostgresListener
 from okey101.platform.peer_channels import PeerChannels
 from okey101.platform.revocation_follower import lobby_source
 from okey101.platform.server import ServerHandle, serve
@@ -41,7 +42,7 @@ from okey101.platform.waiting import wait_set
 from okey101.table import metrics
 from okey101.table.autoplay import Autoplay
 from okey101.table.core import Clock, TableCore
-from okey101.table.feed import PostgresListener
+from okey101.table.journal import NOTIFY_CHANNEL
 from okey101.table.options import TableOptions, us
 from okey101.table.service import ACCESS, NAME, TableServicer, register
 from okey101.table.timers import HeldTimers
@@ -93,7 +94,8 @@ class Workers:
             tables = self.core.tables
             self._listener = PostgresListener(
                 url.render_as_string(hide_password=False),
-                tables.notified,
+                NOTIFY_CHANNEL,
+                tables.heard,
                 tables.stale_all,
                 server_settings={"application_name": "okey101-table-listener"},
             )

@@ -124,7 +124,7 @@ class LobbyCalls:
             with self.database.serving(NotReady, log=log):
                 return await work()
         except OkeyError as error:
-            await _abort(context, error, language)
+            await abort_call(context, error, language)
         except PeerError as error:
             await forward(context, error)
 
@@ -163,11 +163,11 @@ class LobbyCalls:
         return player
 
 
-async def _abort(context: Context, error: OkeyError, language: Language) -> NoReturn:
+async def abort_call(context: Context, error: OkeyError, language: Language) -> NoReturn:
     """End the call with the lobby's status for ``error``."""
     status = rpc_status.to_status(status_of(error, language))
     await context.abort(status.code, status.details, status.trailing_metadata)
     raise AssertionError("abort returned")
 
 
-__all__ = ["NAME", "LobbyCalls", "Options", "log"]
+__all__ = ["NAME", "LobbyCalls", "Options", "abort_call", "log"]

@@ -8,6 +8,7 @@ database (SQLite in local mode, PostgreSQL in a cluster; the tables are ``lobby.
 - ``hostings``: HostTable calls not yet done;
 - ``queue`` (``quick_match``): quick-match tickets;
 - ``tournaments``: tournaments, their players and tables, and the drivers' leases;
+- ``player_events``: each player's own events (WatchPlayer), numbered per player;
 - stored answers of state-changing calls are ``answers`` (``platform.idempotency``).
 
 Every change is one transaction (``Database.transaction``: retried on a transient failure), and
@@ -40,6 +41,8 @@ from okey101.lobby.stores.accounts import Accounts
 from okey101.lobby.stores.answers import ANSWERS_KEPT_US, STORE
 from okey101.lobby.stores.directory import Directory
 from okey101.lobby.stores.hostings import Hostings
+from okey101.lobby.stores.player_events import KEPT_US as EVENTS_KEPT_US
+from okey101.lobby.stores.player_events import PlayerEvents
 from okey101.lobby.stores.quick_match import QuickMatchQueue
 from okey101.lobby.stores.rate_limits import RateCounter
 from okey101.lobby.stores.tournaments import Tournaments
@@ -64,11 +67,14 @@ class LobbyRepository:
         self.directory = Directory(database)
         self.hostings = Hostings(database)
         self.queue = QuickMatchQueue(database)
-        self.tournaments = Tournaments(database, lease_seconds=lease_seconds)
+        self.player_events = PlayerEvents(database)
+        self.tournaments = Tournaments(
+            database, lease_seconds=lease_seconds, events=self.player_events
+        )
 
     async def prune(self) -> None:
         """Forget stored answers (and HostTable calls never done) past their keeping time,
-        long-expired refresh tokens and old rate-limit windows."""
+        long-expired refresh tokens, old rate-limit windows and players' events past a day."""
         now = now_us()
 
         async def work(session: AsyncConnection) -> None:
@@ -76,6 +82,7 @@ class LobbyRepository:
             await Hostings.prune(session, now - ANSWERS_KEPT_US)
             await Accounts.prune(session, now)
             await RateCounter.prune(session, now)
+            await PlayerEvents.prune(session, now - EVENTS_KEPT_US)
 
         await self.database.transaction(work)
 

@@ -132,6 +132,19 @@ class QuickMatchQueue:
             waiting = await self._waiting(session, ticket.preset)
         return TicketStatus(ticket, waiting)
 
+    async def waiting_ticket(self, player_id: str) -> TicketStatus | None:
+        """The ticket ``player_id`` waits with, if any (a player waits in one queue at most)."""
+        async with self.database.read() as session:
+            row = (
+                await session.execute(
+                    select(queue).where(queue.c.player_id == player_id, queue.c.state == WAITING)
+                )
+            ).first()
+            if row is None:
+                return None
+            ticket = _ticket(row)
+            return TicketStatus(ticket, await self._waiting(session, ticket.preset))
+
     async def leave(self, ticket_id: str, player_id: str) -> TicketStatus:
         """Cancel a waiting ticket (a matched one stays matched)."""
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from google.protobuf.message import Message
+from okey.v1 import lobby_pb2
 from sqlalchemy import and_, case, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -46,6 +47,7 @@ from okey101.lobby.records import (
     now_us,
 )
 from okey101.lobby.stores.answers import ANSWERS
+from okey101.lobby.stores.player_events import PlayerEvents
 from okey101.platform.database import Database, insert_ignoring_conflicts, row_mapping
 from okey101.platform.idempotency import CallKey, Once
 
@@ -90,9 +92,12 @@ def _round_table(row: Any) -> RoundTable:
 class Tournaments:
     """Tournaments and their leases (module docstring); a lease lasts ``lease_seconds``."""
 
-    def __init__(self, database: Database, *, lease_seconds: float) -> None:
+    def __init__(
+        self, database: Database, *, lease_seconds: float, events: PlayerEvents | None = None
+    ) -> None:
         self.database = database
         self._lease_us = int(lease_seconds * US)
+        self._events = events or PlayerEvents(database)
 
     # ----------------------------------------------------------------------------------------
     # Registration and the start
@@ -190,9 +195,12 @@ class Tournaments:
         """Start registration's end: round 1 is planned by whichever pod takes the lease.
         ``caller`` is the player starting it (None: a service). The answer (``respond`` of the
         tournament as started) is stored with the start, in its transaction, so a retry gets
-        it even if the first call's answer was lost."""
+        it even if the first call's answer was lost. Every registered player is told
+        (``TOURNAMENT_STARTING``) in the same transaction."""
+        told: list[str] = []
 
         async def work(session: AsyncConnection) -> _M:
+            told.clear()
             tournament = await self._tournament_for_update(session, tournament_id)
             stored = await ANSWERS.claim(session, call)
             if stored is not None:
@@ -222,11 +230,26 @@ class Tournaments:
                     tournament_id=tournament_id, holder="", expires_us=0, generation=0
                 )
             )
+            registered = await session.scalars(
+                select(tournament_players.c.player_id).where(
+                    tournament_players.c.tournament_id == tournament_id
+                )
+            )
+            starts = lobby_pb2.PlayerEvent(
+                kind=lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_STARTING, tournament_id=tournament_id
+            )
+            starts.start_time.FromMicroseconds(now_us())
+            for player_id in registered.all():
+                event = lobby_pb2.PlayerEvent()
+                event.CopyFrom(starts)
+                await self._tell(session, player_id, event, told)
             answer = respond(await self._tournament_for_update(session, tournament_id))
             await ANSWERS.remember(session, call, answer)
             return answer
 
-        return await self.database.transaction(work)
+        answer = await self.database.transaction(work)
+        self._events.wakes.wake(told)
+        return answer
 
     async def cancel(self, tournament_id: str, caller: str | None) -> TournamentRow:
         """Cancel a registering or running tournament (a cancelled one: nothing changes); its
@@ -318,6 +341,19 @@ class Tournaments:
 
     # ----------------------------------------------------------------------------------------
     # Driving (each write fenced by the lease)
+
+    async def registered(self, player_id: str) -> list[str]:
+        """The tournaments ``player_id`` is registered for that are registering or running,
+        oldest first."""
+        t, p = tournaments.c, tournament_players.c
+        async with self.database.read() as session:
+            ids = await session.scalars(
+                select(t.tournament_id)
+                .join(tournament_players, p.tournament_id == t.tournament_id)
+                .where(p.player_id == player_id, t.state.in_([REGISTERING, RUNNING]))
+                .order_by(t.created_us, t.tournament_id)
+            )
+            return list(ids)
 
     async def running(self) -> list[str]:
         async with self.database.read() as session:
@@ -447,13 +483,20 @@ class Tournaments:
     async def table_started(
         self, table: RoundTable, table_id: str, match_id: str, holder: str
     ) -> None:
+        """Record the round's table as started; its players are told where they sit
+        (``TOURNAMENT_SEATED``) in the same transaction."""
+        told: list[str] = []
+
         async def work(session: AsyncConnection) -> None:
+            told.clear()
             await self._fence(session, table.tournament_id, holder)
-            await session.execute(
+            started = await session.execute(
                 update(tournament_tables)
                 .where(*_table_key(table), tournament_tables.c.state == PLANNED)
                 .values(table_id=table_id, match_id=match_id, state=STARTED)
             )
+            if started.rowcount != 1:
+                return  # started before (a retry): its players were told then
             players_seated = [player for player in table.seats if player != bracket.BOT]
             await session.execute(
                 update(tournament_players)
@@ -463,8 +506,19 @@ class Tournaments:
                 )
                 .values(table_id=table_id)
             )
+            for seat, player in enumerate(table.seats):
+                if player != bracket.BOT:
+                    event = lobby_pb2.PlayerEvent(
+                        kind=lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_SEATED,
+                        tournament_id=table.tournament_id,
+                        round=table.round,
+                        table_id=table_id,
+                        seat=seat,
+                    )
+                    await self._tell(session, player, event, told)
 
         await self.database.transaction(work)
+        self._events.wakes.wake(told)
 
     async def table_finished(
         self, table: RoundTable, lines: Sequence[bracket.MatchLine], holder: str
@@ -503,9 +557,13 @@ class Tournaments:
 
     async def complete_round(self, tournament_id: str, round_number: int, holder: str) -> bool:
         """Once every table of the round has finished: advance its best, or end the tournament
-        with its winner. True if the tournament has finished."""
+        with its winner. True if the tournament has finished. Each player eliminated is told
+        (``TOURNAMENT_ELIMINATED``), and at the end every entrant their place
+        (``TOURNAMENT_FINISHED``), in the same transaction."""
+        told: list[str] = []
 
         async def work(session: AsyncConnection) -> bool:
+            told.clear()
             await self._fence(session, tournament_id, holder)
             tournament = await self._tournament_for_update(session, tournament_id)
             if tournament.state != RUNNING or tournament.current_round != round_number:
@@ -537,6 +595,17 @@ class Tournaments:
                     )
                     .values(eliminated=True)
                 )
+                for player in out:
+                    await self._tell(
+                        session,
+                        player,
+                        lobby_pb2.PlayerEvent(
+                            kind=lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_ELIMINATED,
+                            tournament_id=tournament_id,
+                            round=round_number,
+                        ),
+                        told,
+                    )
             if not last:
                 await session.execute(
                     update(tournaments)
@@ -559,6 +628,17 @@ class Tournaments:
                     )
                     .values(final_rank=rank, eliminated=rank != 1)
                 )
+                await self._tell(
+                    session,
+                    entry.player_id,
+                    lobby_pb2.PlayerEvent(
+                        kind=lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_FINISHED,
+                        tournament_id=tournament_id,
+                        round=round_number,
+                        place=rank,
+                    ),
+                    told,
+                )
             await session.execute(
                 update(tournaments)
                 .where(tournaments.c.tournament_id == tournament_id)
@@ -573,7 +653,21 @@ class Tournaments:
             )
             return True
 
-        return await self.database.transaction(work)
+        finished = await self.database.transaction(work)
+        self._events.wakes.wake(told)
+        return finished
+
+    async def _tell(
+        self,
+        session: AsyncConnection,
+        player_id: str,
+        event: lobby_pb2.PlayerEvent,
+        told: list[str],
+    ) -> None:
+        """Append ``event`` to ``player_id``'s own events in ``session``'s transaction (its
+        streams are woken once it has committed: ``told``)."""
+        await self._events.append(session, player_id, event)
+        told.append(player_id)
 
 
 def _table_key(table: RoundTable) -> tuple[Any, ...]:

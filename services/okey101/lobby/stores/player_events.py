@@ -1,0 +1,150 @@
+"""Each player's own events (``lobby_player_events``), for WatchPlayer.
+
+An event is appended in the transaction of the change that causes it (a quick-match ticket
+matched, a tournament table started), so it exists if and only if the change committed. Events
+are numbered per player, 1, 2, ... with no gaps: the number comes from the player's row in
+``lobby_player_cursors``, taken by an upsert whose row lock orders a player's concurrent events
+(a later transaction waits, then takes the next number) and which outlives the events
+themselves, so a number is never given twice. On PostgreSQL the transaction also sends ``NOTIFY
+okey101_player_events`` with the player id, delivered at commit to every lobby pod
+(``platform.listener``); on SQLite (one process) the writer wakes its streams itself once it has
+committed (``PlayerWakes``). Events are kept ``KEPT_US`` (24 hours).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Final
+
+from okey.v1 import lobby_pb2
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from okey101.lobby.models import player_cursors, player_events
+from okey101.lobby.records import US, now_us
+from okey101.platform.database import Database, dialect_insert
+
+#: The channel a committed event is announced on (its payload: the player id).
+NOTIFY_CHANNEL: Final = "okey101_player_events"
+#: How long events are kept.
+KEPT_US: Final = 24 * 3600 * US
+
+
+class PlayerEvents:
+    """Players' events: appended with their cause, read back by sequence (module docstring)."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+        #: This process's open streams, woken by the writers once they have committed.
+        self.wakes = PlayerWakes()
+
+    async def append(
+        self, session: AsyncConnection, player_id: str, event: lobby_pb2.PlayerEvent
+    ) -> int:
+        """Append ``event`` to ``player_id``'s events in ``session``'s transaction: its sequence
+        number (set on ``event``, with its time if unset)."""
+        cursors = player_cursors.c
+        numbered = (
+            dialect_insert(player_cursors, self.database.dialect)
+            .values(player_id=player_id, last_sequence=1)
+            .on_conflict_do_update(
+                index_elements=["player_id"], set_={"last_sequence": cursors.last_sequence + 1}
+            )
+            .returning(cursors.last_sequence)
+        )
+        sequence = int((await session.execute(numbered)).scalar_one())
+        event.sequence = sequence
+        if not event.HasField("time"):
+            event.time.FromMicroseconds(now_us())
+        await session.execute(
+            player_events.insert().values(
+                player_id=player_id,
+                sequence=sequence,
+                kind=event.kind,
+                time_us=event.time.ToMicroseconds(),
+                event=event.SerializeToString(),
+            )
+        )
+        if self.database.dialect == "postgresql":
+            await session.execute(select(func.pg_notify(NOTIFY_CHANNEL, player_id)))
+        return sequence
+
+    async def after(
+        self, player_id: str, sequence: int, *, limit: int = 100
+    ) -> list[lobby_pb2.PlayerEvent]:
+        """``player_id``'s events after ``sequence``, in order (at most ``limit``)."""
+        c = player_events.c
+        async with self.database.read() as session:
+            rows = (
+                await session.execute(
+                    select(c.event)
+                    .where(c.player_id == player_id, c.sequence > sequence)
+                    .order_by(c.sequence)
+                    .limit(limit)
+                )
+            ).all()
+        return [lobby_pb2.PlayerEvent.FromString(bytes(row.event)) for row in rows]
+
+    async def bounds(self, player_id: str) -> tuple[int, int]:
+        """(the oldest sequence number kept, 0 for none; the last one given, 0 for none)."""
+        async with self.database.read() as session:
+            oldest = await session.scalar(
+                select(func.min(player_events.c.sequence)).where(
+                    player_events.c.player_id == player_id
+                )
+            )
+            last = await session.scalar(
+                select(player_cursors.c.last_sequence).where(
+                    player_cursors.c.player_id == player_id
+                )
+            )
+        return int(oldest or 0), int(last or 0)
+
+    @staticmethod
+    async def prune(session: AsyncConnection, before_us: int) -> None:
+        """Forget the events older than ``before_us`` (their numbers stay given)."""
+        await session.execute(delete(player_events).where(player_events.c.time_us < before_us))
+
+
+class PlayerWakes:
+    """This process's open WatchPlayer streams, woken when their player has a new event: by the
+    writer once it has committed, or by a notification from another pod (or this one)."""
+
+    def __init__(self) -> None:
+        self._events: dict[str, asyncio.Event] = {}
+        self._watching: dict[str, int] = {}
+
+    def open(self, player_id: str) -> None:
+        """A stream of ``player_id`` opened here (``done`` when it ends)."""
+        self._watching[player_id] = self._watching.get(player_id, 0) + 1
+
+    def next_wake(self, player_id: str) -> asyncio.Event:
+        """The event the next wake of ``player_id`` sets: take it before reading, then wait on
+        it, and a wake that comes between the two is not missed."""
+        return self._events.setdefault(player_id, asyncio.Event())
+
+    def done(self, player_id: str) -> None:
+        left = self._watching.get(player_id, 0) - 1
+        if left > 0:
+            self._watching[player_id] = left
+        else:
+            self._watching.pop(player_id, None)
+            self._events.pop(player_id, None)
+
+    def wake(self, player_ids: Iterable[str]) -> None:
+        """``player_ids`` have new events: their streams here read them."""
+        for player_id in player_ids:
+            event = self._events.pop(player_id, None)
+            if event is not None:
+                event.set()
+
+    def wake_all(self) -> None:
+        """Notifications may have been lost: every stream here reads again."""
+        self.wake(list(self._events))
+
+    def __len__(self) -> int:
+        return sum(self._watching.values())
+
+
+__all__ = ["KEPT_US", "NOTIFY_CHANNEL", "PlayerEvents", "PlayerWakes"]

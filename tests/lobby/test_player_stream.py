@@ -1,0 +1,340 @@
+"""WatchPlayer: a player's own events over real gRPC, from the lobby's own commits.
+
+A lobby runs in-process as ``okey101 serve lobby`` runs it, with its peers (table, scoring,
+rules, bot) beside it; players log in and watch their own streams while they are matched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from okey.v1 import common_pb2, lobby_pb2
+
+from support.databases import TEST_DATABASE_ENV, postgres_database
+from support.lobby import Client, bearer, lobby_client, refused, run
+from support.lobby_peers import lobby_for, peers_running, play_seat
+
+SEATED = lobby_pb2.PLAYER_EVENT_KIND_QUICK_MATCH_SEATED
+
+
+class Watch:
+    """A WatchPlayer stream read in the background: its messages as they come."""
+
+    def __init__(self, client: Client, token: str, request: lobby_pb2.WatchPlayerRequest) -> None:
+        self.call = client.stub.WatchPlayer(request, metadata=bearer(token))
+        self.items: list[lobby_pb2.WatchPlayerResponse] = []
+        self._more = asyncio.Event()
+        self._task = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        async for item in self.call:
+            self.items.append(item)
+            self._more.set()
+
+    async def until(self, count: int, timeout: float = 20.0) -> list[lobby_pb2.WatchPlayerResponse]:
+        """The first ``count`` messages, once they have come."""
+        async with asyncio.timeout(timeout):
+            while len(self.items) < count:
+                self._more.clear()
+                await self._more.wait()
+        return self.items[:count]
+
+    def events(self) -> list[lobby_pb2.PlayerEvent]:
+        return [item.event for item in self.items if item.HasField("event")]
+
+    async def close(self) -> None:
+        self.call.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+
+
+async def join(client: Client, guest: Any, request_id: str) -> lobby_pb2.QuickMatchTicket:
+    joined = await client.stub.JoinQuickMatch(
+        lobby_pb2.JoinQuickMatchRequest(
+            request_id=request_id, preset=common_pb2.RULE_PRESET_NORTH_SULTAN
+        ),
+        metadata=bearer(guest.tokens.access_token),
+    )
+    ticket: lobby_pb2.QuickMatchTicket = joined.ticket
+    return ticket
+
+
+def test_a_quick_match_seats_every_player_on_every_stream_once_and_resumes(
+    tmp_path: Path,
+) -> None:
+    """Four players watch (one of them from two devices); four tickets make a table; each stream
+    gets QUICK_MATCH_SEATED with the table and the seat GetQuickMatchStatus gives, numbered 1;
+    a stream resumed from 0 gets it again, from 1 nothing; a sequence ahead is refused."""
+
+    async def scenario() -> None:
+        async with (
+            peers_running(tmp_path) as peers,
+            lobby_client(lobby_for(tmp_path, peers, quick_match_wait_seconds=60.0)) as client,
+        ):
+            four = [await client.guest(name=f"W{index}") for index in range(4)]
+            watches = [
+                Watch(
+                    client,
+                    guest.tokens.access_token,
+                    lobby_pb2.WatchPlayerRequest(start_with_snapshot=True),
+                )
+                for guest in four
+            ]
+            second_device = Watch(
+                client, four[0].tokens.access_token, lobby_pb2.WatchPlayerRequest()
+            )
+            for watch in watches:
+                (first,) = await watch.until(1)
+                assert first.snapshot == lobby_pb2.PlayerSnapshot(as_of_sequence=0)
+            tickets = [await join(client, guest, f"w-{index}") for index, guest in enumerate(four)]
+            for index, watch in enumerate(watches):
+                _snapshot, seated = await watch.until(2, timeout=5.0)  # a wake, not the poll
+                event = seated.event
+                assert (event.sequence, event.kind) == (1, SEATED)
+                assert event.ticket_id == tickets[index].ticket_id
+                status = await client.stub.GetQuickMatchStatus(
+                    lobby_pb2.GetQuickMatchStatusRequest(ticket_id=tickets[index].ticket_id),
+                    metadata=bearer(four[index].tokens.access_token),
+                )
+                assert (event.table_id, event.seat) == (status.ticket.table_id, status.ticket.seat)
+                assert event.time.ToMicroseconds() > 0
+            (again,) = await second_device.until(1)
+            assert again.event == watches[0].events()[0]
+            assert len({watch.events()[0].table_id for watch in watches}) == 1
+            assert sorted(watch.events()[0].seat for watch in watches) == [0, 1, 2, 3]
+
+            resumed = Watch(client, four[1].tokens.access_token, lobby_pb2.WatchPlayerRequest())
+            (replayed,) = await resumed.until(1)
+            assert replayed.event == watches[1].events()[0]
+            caught_up = Watch(
+                client,
+                four[1].tokens.access_token,
+                lobby_pb2.WatchPlayerRequest(after_sequence=1),
+            )
+            await asyncio.sleep(0.5)
+            assert caught_up.items == [] and len(resumed.items) == 1  # nothing twice
+            for watch in [*watches, second_device, resumed, caught_up]:
+                await watch.close()
+
+            ahead = await refused(
+                _first(client, four[2], lobby_pb2.WatchPlayerRequest(after_sequence=5))
+            )
+            assert (ahead.code, ahead.reason) == (
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "PLAYER_SEQUENCE_AHEAD",
+            )
+            assert ahead.metadata == {"after_sequence": "5", "last_sequence": "1"}
+
+    run(scenario())
+
+
+async def _first(client: Client, guest: Any, request: lobby_pb2.WatchPlayerRequest) -> Any:
+    """The first message of a stream (or its error)."""
+    call = client.stub.WatchPlayer(request, metadata=bearer(guest.tokens.access_token))
+    try:
+        async for item in call:
+            return item
+        return None
+    finally:
+        call.cancel()
+
+
+def test_the_snapshot_says_where_the_player_waits_and_old_events_are_out_of_range(
+    tmp_path: Path,
+) -> None:
+    """A player waiting in a queue and registered for a tournament sees both in the snapshot;
+    once the day's events are pruned, resuming before them is OUT_OF_RANGE
+    PLAYER_EVENTS_EXPIRED naming the oldest sequence kept, and a snapshot starts again."""
+
+    async def scenario() -> None:
+        async with (
+            peers_running(tmp_path) as peers,
+            lobby_client(lobby_for(tmp_path, peers, quick_match_wait_seconds=60.0)) as client,
+        ):
+            guest = await client.guest(name="Snap")
+            ticket = await join(client, guest, "snap-1")
+            created = await client.stub.CreateTournament(
+                lobby_pb2.CreateTournamentRequest(
+                    request_id="snap-t",
+                    name="Snap cup",
+                    max_players=8,
+                    rules=common_pb2.RuleSet(
+                        preset=common_pb2.RULE_PRESET_OYNA,
+                        match_end=common_pb2.MATCH_END_FIXED_HANDS,
+                        match_hands=1,
+                    ),
+                ),
+                metadata=bearer(guest.tokens.access_token),
+            )
+            tournament_id = created.tournament.tournament_id
+            await client.stub.RegisterForTournament(
+                lobby_pb2.RegisterForTournamentRequest(
+                    request_id="snap-r", tournament_id=tournament_id
+                ),
+                metadata=bearer(guest.tokens.access_token),
+            )
+            first = await _first(
+                client, guest, lobby_pb2.WatchPlayerRequest(start_with_snapshot=True)
+            )
+            snapshot = first.snapshot
+            assert snapshot.as_of_sequence == 0
+            assert snapshot.waiting_ticket.ticket_id == ticket.ticket_id
+            assert snapshot.waiting_ticket.state == lobby_pb2.QUICK_MATCH_STATE_WAITING
+            assert list(snapshot.tournament_ids) == [tournament_id]
+
+            # Two events of the player's, then a day passes: both are pruned.
+            events = client.lobby.servicer.repository.player_events
+            player_id = guest.player.player_id
+
+            async def two(session: Any) -> None:
+                for seat in (1, 2):
+                    await events.append(
+                        session,
+                        player_id,
+                        lobby_pb2.PlayerEvent(kind=SEATED, table_id="t-old", seat=seat),
+                    )
+
+            await client.lobby.servicer.database.transaction(two)
+            assert [e.sequence for e in await events.after(player_id, 0)] == [1, 2]
+            async with client.lobby.servicer.database.write() as session:
+                await events.prune(session, before_us=2**62)
+            expired = await refused(_first(client, guest, lobby_pb2.WatchPlayerRequest()))
+            assert (expired.code, expired.reason) == (
+                grpc.StatusCode.OUT_OF_RANGE,
+                "PLAYER_EVENTS_EXPIRED",
+            )
+            assert expired.metadata["oldest_sequence"] == "3"
+            again = await _first(
+                client, guest, lobby_pb2.WatchPlayerRequest(start_with_snapshot=True)
+            )
+            assert again.snapshot.as_of_sequence == 2  # numbers are never given twice
+
+    run(scenario())
+
+
+@pytest.mark.skipif(not os.environ.get(TEST_DATABASE_ENV), reason=f"{TEST_DATABASE_ENV} not set")
+def test_an_event_committed_by_another_lobby_process_reaches_the_stream_by_notify(
+    tmp_path: Path,
+) -> None:
+    """Two lobbies on one PostgreSQL: an event one of them commits reaches a stream open on the
+    other at once (LISTEN/NOTIFY), not at the stream's safety poll."""
+
+    async def scenario(url: str) -> None:
+        async with peers_running(tmp_path) as peers:
+            settings = lobby_for(tmp_path, peers, database_url=url)
+            async with lobby_client(settings) as first, lobby_client(settings) as second:
+                guest = await first.guest(name="Far")
+                watch = Watch(first, guest.tokens.access_token, lobby_pb2.WatchPlayerRequest())
+                await asyncio.sleep(0.5)  # the stream is open and waiting
+                events = second.lobby.servicer.repository.player_events
+
+                async def seated(session: Any) -> None:
+                    await events.append(
+                        session,
+                        guest.player.player_id,
+                        lobby_pb2.PlayerEvent(kind=SEATED, table_id="t-far", seat=3),
+                    )
+
+                loop = asyncio.get_running_loop()
+                began = loop.time()
+                await second.lobby.servicer.database.transaction(seated)
+                (item,) = await watch.until(1, timeout=10.0)
+                assert loop.time() - began < 5.0  # the safety poll is 15 s
+                assert (item.event.sequence, item.event.table_id) == (1, "t-far")
+                await watch.close()
+
+    with postgres_database("okey_player_stream") as url:
+        run(scenario(url))
+
+
+def test_a_tournament_tells_its_players_it_starts_where_they_sit_who_is_out_and_the_places(
+    tmp_path: Path,
+) -> None:
+    """Five players of a tournament (one advancing from each table) play where their streams
+    seat them, learning nothing by polling: every one is told it starts and where they sit in
+    round 1; those who did not advance are told they are out; at the end every one gets their
+    place, and the places are the standings'."""
+
+    async def scenario() -> None:
+        async with (
+            peers_running(tmp_path) as peers,
+            lobby_client(lobby_for(tmp_path, peers), driver_interval=0.1) as client,
+        ):
+            guests = [await client.guest(name=f"T{index}") for index in range(5)]
+            created = await client.stub.CreateTournament(
+                lobby_pb2.CreateTournamentRequest(
+                    request_id="cup",
+                    name="Stream cup",
+                    max_players=8,
+                    advance_per_table=1,
+                    bot_level=common_pb2.BOT_LEVEL_RANDOM,
+                    rules=common_pb2.RuleSet(
+                        preset=common_pb2.RULE_PRESET_OYNA,
+                        match_end=common_pb2.MATCH_END_FIXED_HANDS,
+                        match_hands=1,
+                    ),
+                ),
+                metadata=bearer(guests[0].tokens.access_token),
+            )
+            tournament_id = created.tournament.tournament_id
+            for guest in guests:
+                await client.stub.RegisterForTournament(
+                    lobby_pb2.RegisterForTournamentRequest(
+                        request_id="in", tournament_id=tournament_id
+                    ),
+                    metadata=bearer(guest.tokens.access_token),
+                )
+            watches = [
+                Watch(client, guest.tokens.access_token, lobby_pb2.WatchPlayerRequest())
+                for guest in guests
+            ]
+            await client.stub.StartTournament(
+                lobby_pb2.StartTournamentRequest(request_id="go", tournament_id=tournament_id),
+                metadata=bearer(guests[0].tokens.access_token),
+            )
+
+            async def play(index: int) -> None:
+                """Sit wherever the stream says, until the stream says the tournament is over."""
+                watch, token = watches[index], guests[index].tokens.access_token
+                done = 0
+                while True:
+                    events = watch.events()
+                    for event in events[done:]:
+                        if event.kind == lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_SEATED:
+                            await play_seat(peers, token, event.table_id, event.seat, index)
+                        if event.kind == lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_FINISHED:
+                            return
+                    done = len(events)
+                    await watch.until(done + 1, timeout=120.0)
+
+            await asyncio.wait_for(asyncio.gather(*(play(i) for i in range(5))), 240)
+            standings = await client.stub.GetTournamentStandings(
+                lobby_pb2.GetTournamentStandingsRequest(tournament_id=tournament_id),
+                metadata=bearer(guests[0].tokens.access_token),
+            )
+            place_of = {line.player_id: line.rank for line in standings.standings}
+            kinds = lobby_pb2.PlayerEventKind
+            for guest, watch in zip(guests, watches, strict=True):
+                events = watch.events()
+                assert [event.sequence for event in events] == list(range(1, len(events) + 1))
+                names = [kinds.Name(event.kind) for event in events]
+                assert names[:2] == [
+                    "PLAYER_EVENT_KIND_TOURNAMENT_STARTING",
+                    "PLAYER_EVENT_KIND_TOURNAMENT_SEATED",
+                ]
+                assert names[-1] == "PLAYER_EVENT_KIND_TOURNAMENT_FINISHED"
+                assert all(event.tournament_id == tournament_id for event in events)
+                assert events[1].round == 1
+                finished = events[-1]
+                assert finished.place == place_of[guest.player.player_id]
+                out = "PLAYER_EVENT_KIND_TOURNAMENT_ELIMINATED" in names
+                assert out == (finished.place > 1 and names.count(names[1]) == 1), names
+            assert sorted(watch.events()[-1].place for watch in watches) == [1, 2, 3, 4, 5]
+            for watch in watches:
+                await watch.close()
+
+    run(scenario())
