@@ -519,6 +519,66 @@ def test_a_turn_that_runs_out_is_played_by_a_bot_and_repeated_misses_make_the_se
     run(scenario())
 
 
+def test_a_player_away_returns_by_opening_their_seat_stream_with_return_to_seat(
+    tmp_path: Path,
+) -> None:
+    """An app back from the background opens its seat's WatchTable with return_to_seat: the
+    away seat is the player's again (one SEAT_BACK), before the view it is sent; the same
+    stream without the flag, or once the seat is back, changes nothing."""
+
+    async def scenario() -> None:
+        clock = ManualClock()
+        async with running_stack(tmp_path, clock=clock) as stack:
+            rules = one_hand_rules(common_pb2.RULE_PRESET_NORTH_SULTAN, match_hands=11)
+            table = await create_table(
+                stack, rules,
+                seats=[table_pb2.SeatSetup(seat=s, kind=common_pb2.OCCUPANT_KIND_BOT)
+                       for s in (1, 2, 3)],
+            )  # fmt: skip
+            table_id = table.table_id
+            await seat_players(stack, table_id, ("ada",))
+            await stack.table_stub().Start(
+                table_pb2.StartRequest(request_id="go", table_id=table_id),
+                metadata=stack.service_auth(),
+            )
+            for _missed in (1, 2):
+                view = await wait_for(lambda: _turn_of(stack, table_id, "ada", 0))
+                clock.advance(46)
+                turn = view.turn_number
+                await wait_for(lambda turn=turn: _moved_on(stack, table_id, "ada", 0, turn))
+
+            async def first_view(return_to_seat: bool) -> Any:
+                call = stack.table_stub().WatchTable(
+                    table_pb2.WatchTableRequest(
+                        table_id=table_id, seat=0, start_with_view=True,
+                        return_to_seat=return_to_seat,
+                    ),
+                    metadata=stack.player_auth("ada"),
+                )  # fmt: skip
+                try:
+                    async for item in call:
+                        return item.view
+                finally:
+                    call.cancel()
+
+            assert (await first_view(False)).seats[0].occupant.away
+            assert (await get_table(stack, table_id)).seats[0].away
+            back = await first_view(True)
+            assert not back.seats[0].occupant.away
+            assert not (await get_table(stack, table_id)).seats[0].away
+            await first_view(True)  # not away now: nothing to return to
+            table = await get_table(stack, table_id)
+            events = await read_stream(
+                stack, table_id, auth=stack.service_auth(), seat=None, after=0,
+                count=table.last_sequence,
+            )  # fmt: skip
+            kinds = [e.kind for e in events if e.seat == 0]
+            assert kinds.count(common_pb2.EVENT_KIND_SEAT_AWAY) == 1
+            assert kinds.count(common_pb2.EVENT_KIND_SEAT_BACK) == 1
+
+    run(scenario())
+
+
 async def _turn_of(stack: Stack, table_id: str, player: str, seat: int) -> Any:
     view = await view_of(stack, table_id, player, seat)
     return view if my_turn(view) else None

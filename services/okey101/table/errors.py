@@ -42,6 +42,10 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "You do not sit at this table.",
         "tr": "Bu masada oturmuyorsun.",
     },
+    "SEAT_NOT_AWAY": {
+        "en": "Seat {seat} is not away: there is nothing to return to.",
+        "tr": "{seat} numaralı koltuk boşta değil: dönülecek bir şey yok.",
+    },
     "SEATS_EMPTY": {
         "en": "Seats {seats} are empty: fill them (or start with bots).",
         "tr": "{seats} numaralı koltuklar boş: doldur (ya da botlarla başlat).",

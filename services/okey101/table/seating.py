@@ -69,18 +69,9 @@ def plan_sit(
         seat = own
         current = seats[own]
         if current.away or current.left:
-            seats[own] = current.replace(
-                away=False, left=False, missed=0, display_name=display_name
-            )
-            after = record.replace(seats=tuple(seats))
-            change.drafts.append(
-                events.presence(common_pb2.EVENT_KIND_SEAT_BACK, own, seats[own], after, state)
-            )
-            if state is not None and hand_live(state) and state.turn == own:
-                # Their turn, now theirs again: a fresh turn clock, no bot step.
-                timer, deadline = turn_timer(after, seats, own, now_us, options)
-                change.timer = timer
-                record = record.replace(turn_deadline_us=deadline)
+            seats[own] = current.replace(display_name=display_name)
+            record = _back(change, record.replace(seats=tuple(seats)), state, own, now_us, options)
+            seats = list(record.seats)
         if seed:
             seats[own] = seats[own].replace(deal_seed=seed)
     else:
@@ -115,6 +106,53 @@ def plan_sit(
 
     change.answer = _answer(answer, respond)
     return change, seat
+
+
+def plan_back(
+    record: TableRecord,
+    state: HandState | None,
+    deal: DealInfo | None,
+    *,
+    seat: int,
+    now_us: int,
+    options: TableOptions,
+) -> Change:
+    """``seat``'s player, away (a bot kept their seat after missed turns), returns by opening
+    their seat's stream with ``return_to_seat`` (WatchTable): the seat is theirs again, as a
+    Sit makes it. Refused (and nothing changes) unless the match is on and the seat is away
+    and not left: a player who left comes back by Sit."""
+    _refuse_if_over(record)
+    current = record.seats[seat]
+    if not current.away or current.left or record.state != common_pb2.TABLE_STATE_PLAYING:
+        raise Conflict("SEAT_NOT_AWAY", seat=seat)
+    change = Change(record, now_us, record, state, deal)
+    change.record = _back(change, record, state, seat, now_us, options)
+    change.write_seats = True
+    return change
+
+
+def _back(
+    change: Change,
+    record: TableRecord,
+    state: HandState | None,
+    seat: int,
+    now_us: int,
+    options: TableOptions,
+) -> TableRecord:
+    """``record`` with ``seat``'s player back (not away, not left, no turns missed), the
+    SEAT_BACK event drafted on ``change``, and, on their turn, a fresh turn clock."""
+    seats = list(record.seats)
+    seats[seat] = seats[seat].replace(away=False, left=False, missed=0)
+    after = record.replace(seats=tuple(seats))
+    change.drafts.append(
+        events.presence(common_pb2.EVENT_KIND_SEAT_BACK, seat, seats[seat], after, state)
+    )
+    if state is not None and hand_live(state) and state.turn == seat:
+        # Their turn, now theirs again: a fresh turn clock, no bot step.
+        timer, deadline = turn_timer(after, seats, seat, now_us, options)
+        change.timer = timer
+        after = after.replace(turn_deadline_us=deadline)
+    return after
 
 
 def free_seat(record: TableRecord, player_id: str, requested: int | None) -> int:
@@ -242,4 +280,11 @@ def plan_close(
     return change
 
 
-__all__ = ["free_seat", "plan_close", "plan_leave", "plan_set_deal_seed", "plan_sit"]
+__all__ = [
+    "free_seat",
+    "plan_back",
+    "plan_close",
+    "plan_leave",
+    "plan_set_deal_seed",
+    "plan_sit",
+]

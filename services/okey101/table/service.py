@@ -18,6 +18,7 @@ Who plays what:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import uuid
@@ -58,7 +59,13 @@ from okey101.table.live import LiveTable
 from okey101.table.moves import action_kinds, plan_moves
 from okey101.table.options import TableOptions
 from okey101.table.records import SeatRecord, TableRecord
-from okey101.table.seating import plan_close, plan_leave, plan_set_deal_seed, plan_sit
+from okey101.table.seating import (
+    plan_back,
+    plan_close,
+    plan_leave,
+    plan_set_deal_seed,
+    plan_sit,
+)
 from okey101.table.turns import start_timer
 from okey101.table.views import table_message
 
@@ -514,6 +521,8 @@ class TableServicer:
             live.record, claims, request.seat if request.HasField("seat") else None
         )
         table_id = live.table_id
+        if request.return_to_seat and claims.kind == "player" and seat is not None:
+            await self._return_to_seat(table_id, seat)
         after = request.after_sequence
         live.watchers += 1
         try:
@@ -554,6 +563,19 @@ class TableServicer:
                         await self.core.tables.fresh(live)
         finally:
             live.watchers -= 1
+
+    async def _return_to_seat(self, table_id: str, seat: int) -> None:
+        """``seat``'s player, watching it with ``return_to_seat``, has it back if it is away
+        (``seating.plan_back``); a seat that is not away stays as it is."""
+        now = self.now_us()
+        options = self.options
+        with contextlib.suppress(Conflict):  # not away (any more): nothing to return to
+            await self.core.change(
+                table_id,
+                lambda live: plan_back(
+                    live.record, live.state, live.deal, seat=seat, now_us=now, options=options
+                ),
+            )
 
     async def _match_scored(self, match_id: str) -> None:
         """Until scoring has acknowledged the match (the outbox's RecordMatch), so that its
