@@ -80,7 +80,7 @@ def test_a_quick_match_is_played_to_its_end_through_the_lobby_and_scored(
         store = GuestStore(tmp_path, stack.address("lobby"))
         async with Player(endpoints(stack)) as player:
             profile = await player.login_guest(store, "E2E")
-            seating = await player.quick_match("oyna", poll_seconds=0.2)
+            seating = await player.quick_match("oyna")
             session = player.session(seating.table_id, seating.seat)
             table = await session.get_table()
             assert table.state == common_pb2.TABLE_STATE_PLAYING

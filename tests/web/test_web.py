@@ -233,12 +233,19 @@ def test_a_spectator_watches_a_public_table(site: str, browser: Any) -> None:
 
 
 def test_a_quick_match_seats_the_guest_at_a_table(site: str, browser: Any) -> None:
-    page = open_page(browser)
+    """On a phone: the page learns where it is seated from the player's own stream
+    (WatchPlayer), never by polling GetQuickMatchStatus."""
+    page = open_page(browser, phone=True)
+    calls: list[str] = []
+    page.on("request", lambda request: calls.append(request.url.rsplit("/", 1)[-1]))
     page.goto(site + "/")
     page.get_by_role("textbox", name="Your name").fill("Filiz")
     page.locator("form.name button[type=submit]").click()
     page.get_by_role("button", name="Find a table").click()  # bots fill the seats at once
     page.wait_for_url("**/table/**")
+    assert "WatchPlayer" in calls and "JoinQuickMatch" in calls
+    assert calls.index("WatchPlayer") < calls.index("JoinQuickMatch")
+    assert "GetQuickMatchStatus" not in calls
     page.wait_for_selector(".table-screen[data-hand]:not([data-hand=''])")
     assert page.locator(".rack .tile").count() in (21, 22)
     assert page.locator(".seat.mine h2").inner_text() == "Filiz"

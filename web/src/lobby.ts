@@ -1,8 +1,8 @@
 // The front door: a name (a guest, kept in localStorage), then a quick match or a private table
 // with bots (a preset and the number of hands). Ends with a seat at a table.
 import { BotLevel, MatchEnd, RulePreset, TableVisibility } from "./gen/okey/v1/common_pb.js";
-import { QuickMatchState } from "./gen/okey/v1/lobby_pb.js";
-import { explain, lobby, newRequestId, retrying, sleep } from "./api.js";
+import { PlayerEventKind, QuickMatchState, type PlayerEvent } from "./gen/okey/v1/lobby_pb.js";
+import { Code, ConnectError, explain, isRetryable, lobby, newRequestId, retrying, sleep } from "./api.js";
 import { h } from "./dom.js";
 import { identity, login, type Seating } from "./identity.js";
 import { t } from "./i18n.js";
@@ -128,16 +128,66 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
   }
 }
 
+// Quick match learns its seat from the player's own stream (WatchPlayer), not by polling: the
+// stream is open (its snapshot read) before the ticket is asked for, so the QUICK_MATCH_SEATED
+// that follows is never missed; a player waits in one queue at a time, so it is this ticket's.
 async function quickMatch(preset: RulePreset, status: HTMLElement): Promise<Seating | undefined> {
   const requestId = newRequestId();
-  let ticket = (await retrying(() => lobby.joinQuickMatch({ requestId, preset }))).ticket!;
-  while (ticket.state === QuickMatchState.WAITING) {
+  const abort = new AbortController();
+  let opened: () => void = () => {};
+  const open = new Promise<void>((resolve) => (opened = resolve));
+  const seated = nextPlayerEvent(PlayerEventKind.QUICK_MATCH_SEATED, opened, abort.signal);
+  seated.catch(() => {}); // awaited below, or abandoned once the ticket says otherwise
+  try {
+    await open;
+    const ticket = (await retrying(() => lobby.joinQuickMatch({ requestId, preset }))).ticket!;
+    if (ticket.state === QuickMatchState.MATCHED) return { tableId: ticket.tableId, seat: ticket.seat };
+    if (ticket.state !== QuickMatchState.WAITING) {
+      status.textContent = t("queue_cancelled");
+      return undefined;
+    }
     const fill = ticket.botsFillTime ? new Date(Number(ticket.botsFillTime.seconds) * 1000).toLocaleTimeString() : "";
     status.textContent = t("queue_waiting", { players: ticket.playersWaiting, time: fill });
-    await sleep(1000);
-    ticket = (await retrying(() => lobby.getQuickMatchStatus({ ticketId: ticket.ticketId }))).ticket!;
+    const event = await seated;
+    return { tableId: event.tableId, seat: event.seat };
+  } finally {
+    abort.abort();
   }
-  if (ticket.state === QuickMatchState.MATCHED) return { tableId: ticket.tableId, seat: ticket.seat };
-  status.textContent = t("queue_cancelled");
-  return undefined;
+}
+
+/** The first event of ``kind`` on the player's own stream after it opened (``opened`` is called
+ * once its snapshot is read). A stream that breaks is opened again after the last sequence
+ * seen; one whose events have expired starts again from a snapshot. */
+async function nextPlayerEvent(
+  kind: PlayerEventKind,
+  opened: () => void,
+  signal: AbortSignal,
+): Promise<PlayerEvent> {
+  let after: bigint | undefined; // undefined: start with a snapshot
+  let wait = 200;
+  for (;;) {
+    try {
+      const stream = lobby.watchPlayer(
+        { afterSequence: after ?? 0n, startWithSnapshot: after === undefined },
+        { signal, timeoutMs: 0 },
+      );
+      for await (const message of stream) {
+        wait = 200;
+        if (message.item.case === "snapshot") {
+          after = message.item.value.asOfSequence;
+          opened();
+        } else if (message.item.case === "event") {
+          after = message.item.value.sequence;
+          if (message.item.value.kind === kind) return message.item.value;
+        }
+      }
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const code = ConnectError.from(error).code;
+      if (code === Code.OutOfRange) after = undefined;
+      else if (!isRetryable(error) && code !== Code.Canceled) throw error;
+    }
+    await sleep(wait);
+    wait = Math.min(wait * 2, 5000);
+  }
 }

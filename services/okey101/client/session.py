@@ -9,8 +9,8 @@ tests and docs/integration.md's example all use it.
   login in the var dir, so the next start logs in as the same player.
 - ``Tokens`` holds the access and refresh tokens and refreshes the access token (RefreshTokens)
   a minute before it expires; every call's metadata comes from it.
-- ``Player`` logs in (LoginGuest), quick-matches (JoinQuickMatch, then GetQuickMatchStatus about
-  once a second until matched) or hosts a table with bots (HostTable, for a chosen match
+- ``Player`` logs in (LoginGuest), quick-matches (JoinQuickMatch, seated by the player's own
+  stream, WatchPlayer) or hosts a table with bots (HostTable, for a chosen match
   length, which quick match does not offer), and opens a ``TableSession``.
 - ``TableSession`` is one seat (or a spectator) at one table: the resumable event stream, Act
   with a request id and the view's state_version, the seat's view, the rule hints and the score
@@ -25,6 +25,7 @@ a rate limit's refusal (RESOURCE_EXHAUSTED ``RATE_LIMITED``) is waited out for i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -65,8 +66,6 @@ CALL_TIMEOUT: Final = 10.0
 ATTEMPTS: Final = 8
 #: Refresh the access token this many seconds before it expires.
 REFRESH_MARGIN: Final = 60.0
-#: Quick-match polling interval (LobbyService.GetQuickMatchStatus: "about once a second").
-POLL_SECONDS: Final = 1.0
 
 Reply = TypeVar("Reply")
 #: The metadata key a table's calls carry its id in, for routing (docs/integration.md).
@@ -336,33 +335,74 @@ class Player:
         preset: str,
         on_wait: Callable[[lobby_pb2.QuickMatchTicket], None] | None = None,
         *,
-        poll_seconds: float = POLL_SECONDS,
         timeout: float = 600.0,
     ) -> Seating:
-        """JoinQuickMatch, then GetQuickMatchStatus until the ticket is matched."""
-        request = lobby_pb2.JoinQuickMatchRequest(
-            request_id=new_request_id(), preset=PRESETS[preset], locale=self.locale
+        """JoinQuickMatch, seated by the player's own stream (WatchPlayer), not by polling: the
+        stream is open (its snapshot read) before the ticket is asked for, so the
+        QUICK_MATCH_SEATED that follows is never missed (a player waits in one queue at a
+        time: it is this ticket's)."""
+        opened = asyncio.Event()
+        seated = asyncio.ensure_future(
+            self.next_player_event(lobby_pb2.PLAYER_EVENT_KIND_QUICK_MATCH_SEATED, opened)
         )
-        joined = await call(self.lobby.JoinQuickMatch, request, self.metadata)
-        ticket = joined.ticket
-        deadline = time.monotonic() + timeout
-        while ticket.state == lobby_pb2.QUICK_MATCH_STATE_WAITING:
-            if on_wait is not None:
-                on_wait(ticket)
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"no table within {timeout:.0f} s")
-            await asyncio.sleep(poll_seconds)
-            status = await call(
-                self.lobby.GetQuickMatchStatus,
-                lobby_pb2.GetQuickMatchStatusRequest(
-                    ticket_id=ticket.ticket_id, locale=self.locale
+        try:
+            async with asyncio.timeout(timeout):
+                await _first_of(opened.wait(), seated)
+                request = lobby_pb2.JoinQuickMatchRequest(
+                    request_id=new_request_id(), preset=PRESETS[preset], locale=self.locale
+                )
+                ticket = (await call(self.lobby.JoinQuickMatch, request, self.metadata)).ticket
+                if ticket.state == lobby_pb2.QUICK_MATCH_STATE_MATCHED:
+                    return Seating(ticket.table_id, ticket.seat)
+                if ticket.state != lobby_pb2.QUICK_MATCH_STATE_WAITING:
+                    raise QuickMatchCancelled(ticket.ticket_id)
+                if on_wait is not None:
+                    on_wait(ticket)
+                event = await seated
+                return Seating(event.table_id, event.seat)
+        except TimeoutError:
+            raise TimeoutError(f"no table within {timeout:.0f} s") from None
+        finally:
+            seated.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await seated
+
+    async def next_player_event(self, kind: int, opened: asyncio.Event) -> lobby_pb2.PlayerEvent:
+        """The first event of ``kind`` on the player's own stream after it opened (``opened``
+        is set once its snapshot is read). A stream that breaks is opened again after the last
+        sequence seen; one whose events expired starts again from a snapshot."""
+        after: int | None = None  # None: start with a snapshot
+        backoff = Backoff()
+        attempt = 0
+        while True:
+            stream = self.lobby.WatchPlayer(
+                lobby_pb2.WatchPlayerRequest(
+                    after_sequence=after or 0,
+                    start_with_snapshot=after is None,
+                    locale=self.locale,
                 ),
-                self.metadata,
+                metadata=await self.metadata(),
             )
-            ticket = status.ticket
-        if ticket.state != lobby_pb2.QUICK_MATCH_STATE_MATCHED:
-            raise QuickMatchCancelled(ticket.ticket_id)
-        return Seating(ticket.table_id, ticket.seat)
+            try:
+                async for message in stream:
+                    attempt = 0
+                    if message.HasField("snapshot"):
+                        after = message.snapshot.as_of_sequence
+                        opened.set()
+                    else:
+                        event: lobby_pb2.PlayerEvent = message.event
+                        after = event.sequence
+                        if event.kind == kind:
+                            return event
+            except grpc.aio.AioRpcError as error:
+                if error.code() == grpc.StatusCode.OUT_OF_RANGE:
+                    after = None
+                elif error.code() not in RETRYABLE:
+                    raise
+            finally:
+                stream.cancel()
+            attempt += 1
+            await asyncio.sleep(backoff.delay(attempt))
 
     async def host_with_bots(
         self,
@@ -421,6 +461,18 @@ class Player:
             return False
         await session.sit_again()
         return True
+
+
+async def _first_of(waiting: Awaitable[Any], failing: asyncio.Future[Any]) -> None:
+    """Until ``waiting`` is done; raises what ``failing`` raised if it ends first."""
+    task = asyncio.ensure_future(waiting)
+    try:
+        await asyncio.wait((task, failing), return_when=asyncio.FIRST_COMPLETED)
+        if not task.done():
+            failing.result()  # it ended first: its error (or an answer before the stream opened)
+            raise RuntimeError("the player's stream ended before it opened")
+    finally:
+        task.cancel()
 
 
 class QuickMatchCancelled(Exception):
