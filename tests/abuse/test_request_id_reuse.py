@@ -311,6 +311,22 @@ def close_table(world: World) -> Reuse:
     return Reuse(world.service_auth(), first, _with(first, reason="another"))
 
 
+def record_player_events(world: World) -> Reuse:
+    """Two batches of a table's news for a player under one request id."""
+    rid = _rid("RecordPlayerEvents")
+    player_id = world.guests[0].player_id
+
+    def batch(key: str) -> lobby_pb2.RecordPlayerEventsRequest:
+        event = lobby_pb2.PlayerEvent(
+            kind=lobby_pb2.PLAYER_EVENT_KIND_SEAT_AWAY, table_id="t-news", seat=1
+        )
+        record = lobby_pb2.PlayerEventRecord(key=key, player_id=player_id, event=event)
+        return lobby_pb2.RecordPlayerEventsRequest(request_id=rid, records=[record])
+
+    first, second = batch(f"player/t-news/{rid}/1"), batch(f"player/t-news/{rid}/2")
+    return Reuse(world.service_auth(), first, second)
+
+
 RECIPES: dict[tuple[str, str], Callable[[World], Reuse]] = {
     ("lobby", "LoginGuest"): login_guest,
     ("lobby", "RegisterAccount"): register_account,
@@ -326,6 +342,7 @@ RECIPES: dict[tuple[str, str], Callable[[World], Reuse]] = {
     ("lobby", "RegisterForTournament"): register_for_tournament,
     ("lobby", "StartTournament"): start_tournament,
     ("lobby", "CancelTournament"): cancel_tournament,
+    ("lobby", "RecordPlayerEvents"): record_player_events,
     ("scoring", "RecordHand"): record_hand,
     ("scoring", "RecordMatch"): record_match,
     ("table", "CreateTable"): create_table,

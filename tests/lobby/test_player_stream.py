@@ -13,7 +13,9 @@ from typing import Any
 
 import grpc
 import pytest
-from okey.v1 import common_pb2, lobby_pb2
+from okey.v1 import common_pb2, lobby_pb2, table_pb2
+
+from okey101.stack import free_port
 
 from support.databases import TEST_DATABASE_ENV, postgres_database
 from support.lobby import Client, bearer, lobby_client, refused, run
@@ -338,3 +340,87 @@ def test_a_tournament_tells_its_players_it_starts_where_they_sit_who_is_out_and_
                 await watch.close()
 
     run(scenario())
+
+
+def test_a_tables_turns_and_match_end_reach_the_players_stream_once_each(
+    tmp_path: Path,
+) -> None:
+    """A player hosts a one-hand table with three bots and plays it; the table's outbox tells
+    the lobby (RecordPlayerEvents), and the player's stream gets a TURN_STARTED (table, seat,
+    deadline) for each of their turns in the table's log, once, and MATCH_ENDED with their
+    place, numbered on from the lobby's own events with no gap."""
+
+    async def scenario() -> None:
+        port = free_port()
+        async with (
+            peers_running(tmp_path, lobby_address=f"127.0.0.1:{port}") as peers,
+            lobby_client(lobby_for(tmp_path, peers, port=port)) as client,
+        ):
+            guest = await client.guest(name="Host")
+            watch = Watch(client, guest.tokens.access_token, lobby_pb2.WatchPlayerRequest())
+            hosted = await client.stub.HostTable(
+                lobby_pb2.HostTableRequest(
+                    request_id="host",
+                    name="Turns",
+                    rules=common_pb2.RuleSet(
+                        preset=common_pb2.RULE_PRESET_BOOMBALA,
+                        match_end=common_pb2.MATCH_END_FIXED_HANDS,
+                        match_hands=1,
+                    ),
+                    visibility=common_pb2.TABLE_VISIBILITY_PRIVATE,
+                    host_seat=0,
+                    bots=[
+                        lobby_pb2.BotSeat(seat=seat, level=common_pb2.BOT_LEVEL_RANDOM)
+                        for seat in (1, 2, 3)
+                    ],
+                    start_when_full=True,
+                ),
+                metadata=bearer(guest.tokens.access_token),
+            )
+            table_id = hosted.table.table_id
+            await asyncio.wait_for(
+                play_seat(peers, guest.tokens.access_token, table_id, 0, seed=3), 120
+            )
+            log = await _table_log(peers, guest, table_id)
+            turns = [e for e in log if e.kind == common_pb2.EVENT_KIND_TURN_STARTED and e.seat == 0]
+            ended = next(e for e in log if e.kind == common_pb2.EVENT_KIND_MATCH_ENDED)
+            await watch.until(len(turns) + 1, timeout=30.0)
+            events = watch.events()
+            assert [e.sequence for e in events] == list(range(1, len(events) + 1))
+            started = [e for e in events if e.kind == lobby_pb2.PLAYER_EVENT_KIND_TURN_STARTED]
+            assert len(started) == len(turns) > 0
+            for mine, logged in zip(started, turns, strict=True):
+                assert (mine.table_id, mine.seat) == (table_id, 0)
+                assert mine.deadline == logged.turn_deadline
+            last = events[-1]
+            assert last.kind == lobby_pb2.PLAYER_EVENT_KIND_MATCH_ENDED
+            totals = [line.total for line in ended.match_result.seats]
+            assert last.place == 1 + sum(1 for total in totals if total < totals[0])
+            await asyncio.sleep(1.0)  # the outbox sent each once: nothing more comes
+            assert len(watch.events()) == len(events)
+            await watch.close()
+
+    run(scenario())
+
+
+async def _table_log(peers: Any, guest: Any, table_id: str) -> list[common_pb2.Event]:
+    """The table's whole event log as the player's seat sees it."""
+    table = (
+        await peers.tables.GetTable(
+            table_pb2.GetTableRequest(table_id=table_id),
+            metadata=bearer(guest.tokens.access_token),
+        )
+    ).table
+    call = peers.tables.WatchTable(
+        table_pb2.WatchTableRequest(table_id=table_id, seat=0),
+        metadata=bearer(guest.tokens.access_token),
+    )
+    events: list[common_pb2.Event] = []
+    try:
+        async for item in call:
+            events.append(item.event)
+            if item.event.sequence >= table.last_sequence:
+                break
+    finally:
+        call.cancel()
+    return events

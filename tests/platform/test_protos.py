@@ -81,6 +81,7 @@ SERVICES: dict[str, set[str]] = {
         "ListTournaments",
         "GetTournamentStandings",
         "WatchPlayer",
+        "RecordPlayerEvents",
     },
     "ScoringService": {
         "RecordHand",

@@ -58,6 +58,7 @@ from okey101.lobby.stores.rate_limits import RateLimit
 from okey101.platform.auth import Access, AccessPolicy
 from okey101.rules import service as rules_service
 from okey101.scoring import ACCESS as SCORING_ACCESS
+from okey101.stack import free_port
 from okey101.table.service import ACCESS as TABLE_ACCESS
 
 from support.lobby import lobby_settings
@@ -737,9 +738,13 @@ def open_world(var_dir: Path) -> Iterator[World]:
     async def serve() -> None:
         stop = asyncio.Event()
         try:
-            async with running_stack(var_dir, clock=clock) as stack:
+            lobby_port = free_port()
+            async with running_stack(
+                var_dir, clock=clock, lobby_address=f"127.0.0.1:{lobby_port}"
+            ) as stack:
                 settings = lobby_settings(
                     var_dir,
+                    port=lobby_port,
                     table_address=stack.table.target,
                     scoring_address=stack.scoring.target,
                 )

@@ -237,6 +237,13 @@ TEMPLATES: Final[dict[tuple[str, str], Template]] = {
         scoring_pb2.RecordMatchRequest.FromString(_outbox(w, "match")),
         "service",
     ),
+    ("lobby", "RecordPlayerEvents"): lambda w: (
+        lobby_pb2.RecordPlayerEventsRequest(
+            request_id=uuid.uuid4().hex,
+            records=[lobby_pb2.PlayerEventRecord.FromString(_outbox(w, "player"))],
+        ),
+        "service",
+    ),
     ("scoring", "GetScoreSheet"): lambda w: (
         scoring_pb2.GetScoreSheetRequest(match_id=w.finished_match, page_size=1),
         "seated",

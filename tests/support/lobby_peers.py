@@ -40,11 +40,16 @@ class Peers:
 
 @contextlib.asynccontextmanager
 async def peers_running(
-    var_dir: Path, table_url: str | None = None, options: TableOptions = FAST
+    var_dir: Path,
+    table_url: str | None = None,
+    options: TableOptions = FAST,
+    *,
+    lobby_address: str | None = None,
 ) -> AsyncIterator[Peers]:
-    """Rules, bot, scoring and table, as ``okey101 serve`` starts each."""
+    """Rules, bot, scoring and table, as ``okey101 serve`` starts each (the table telling the
+    lobby at ``lobby_address`` of its players' turns, if given)."""
     async with peer_services(var_dir) as services:
-        settings = table_settings(var_dir, table_url, services)
+        settings = table_settings(var_dir, table_url, services, lobby_address=lobby_address)
         async with start_table(settings, options=options) as (table, _servicer):
             channel = grpc.aio.insecure_channel(table.target)
             scoring = grpc.aio.insecure_channel(services[2].target)

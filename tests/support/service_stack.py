@@ -124,8 +124,14 @@ async def peer_services(
 
 
 def table_settings(
-    var_dir: Path, table_url: str | None, peers: tuple[ServerHandle, ...]
+    var_dir: Path,
+    table_url: str | None,
+    peers: tuple[ServerHandle, ...],
+    *,
+    lobby_address: str | None = None,
 ) -> Settings:
+    """The table's settings beside ``peers`` (rules, bot, scoring), and the lobby its outbox
+    tells of players' turns if one is given."""
     rules, bot, scoring = peers
     return settings_for_tests(
         "table",
@@ -134,6 +140,7 @@ def table_settings(
         rules_address=rules.target,
         bot_address=bot.target,
         scoring_address=scoring.target,
+        **({"lobby_address": lobby_address} if lobby_address else {}),
     )
 
 
@@ -144,9 +151,12 @@ async def running_stack(
     *,
     options: TableOptions = FAST,
     clock: Callable[[], float] | None = None,
+    lobby_address: str | None = None,
 ) -> AsyncIterator[Stack]:
+    """Rules, bot, scoring and a table service in-process (the table telling the lobby at
+    ``lobby_address`` of its players' turns, if given: without one, those outbox rows wait)."""
     async with peer_services(var_dir) as peers:
-        settings = table_settings(var_dir, table_url, peers)
+        settings = table_settings(var_dir, table_url, peers, lobby_address=lobby_address)
         async with start_table(settings, options=options, clock=clock) as (handle, servicer):
             stack = Stack(var_dir, settings, handle, servicer, *peers)
             try:

@@ -81,7 +81,7 @@ PUBLIC: Final[Mapping[str, tuple[str, ...]]] = {
 }
 
 INTERNAL: Final[Mapping[str, tuple[str, ...]]] = {
-    "okey.v1.LobbyService": ("ListRevokedLogins",),
+    "okey.v1.LobbyService": ("ListRevokedLogins", "RecordPlayerEvents"),
     "okey.v1.TableService": ("CreateTable", "ListTables"),
     "okey.v1.RulesService": ("DealHand", "ApplyAction", "ViewHand", "ScoreHand"),
     "okey.v1.ScoringService": ("RecordHand", "RecordMatch"),

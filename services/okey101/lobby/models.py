@@ -269,6 +269,8 @@ player_events = Table(
     Column("time_us", BigInteger, nullable=False),
     # The PlayerEvent message (lobby.proto), sequence and time included.
     Column("event", LargeBinary, nullable=False),
+    # What made it, when another service recorded it (RecordPlayerEvents' key): once only.
+    Column("cause", String(255), nullable=True, unique=True),
     Index("ix_lobby_player_events_time", "time_us"),
 )
 

@@ -87,6 +87,7 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
     "ListTournaments": _PLAYER_OR_SERVICE,
     "GetTournamentStandings": _PLAYER_OR_SERVICE,
     "WatchPlayer": _PLAYER,
+    "RecordPlayerEvents": ("service",),
 }
 
 

@@ -21,7 +21,7 @@ from okey.v1 import common_pb2
 
 from okey101.engine.hand import HandState
 from okey101.platform import convert
-from okey101.table import answers
+from okey101.table import answers, player_events
 from okey101.table.answers import AnswerKey
 from okey101.table.journal import (
     EventColumns,
@@ -191,6 +191,10 @@ def seal(change: Change, *, pod: str, lease_us: int) -> Sealed:
     ]  # fmt: skip
     views = SeatViews(record, state, change.deal)
     numbered = tuple(events)
+    outbox = [
+        *change.outbox,
+        *player_events.owed(record, (draft.event for draft in change.drafts), now),
+    ]
 
     def sealed(answer: bytes | None, key: AnswerKey | None) -> Sealed:
         write = Write(
@@ -202,7 +206,7 @@ def seal(change: Change, *, pod: str, lease_us: int) -> Sealed:
             None if answer is None or key is None else answers.row(key, table_id, answer, now),
             change.hand_start,
             change.hand_end,
-            change.outbox,
+            outbox,
         )
         return Sealed(
             record, state, change.deal, numbered, answer, key, write, views, timer_changed

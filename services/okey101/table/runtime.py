@@ -27,7 +27,7 @@ from typing import Final
 import grpc
 import grpc.aio
 import structlog
-from okey.v1 import scoring_pb2, scoring_pb2_grpc
+from okey.v1 import lobby_pb2, lobby_pb2_grpc, scoring_pb2, scoring_pb2_grpc
 from sqlalchemy.engine import make_url
 
 from okey101.engine.errors import OkeyError
@@ -39,7 +39,7 @@ from okey101.platform.peer_channels import PeerChannels
 from okey101.platform.revocation_follower import lobby_source
 from okey101.platform.server import ServerHandle, serve
 from okey101.platform.waiting import wait_set
-from okey101.table import metrics
+from okey101.table import metrics, player_events
 from okey101.table.autoplay import Autoplay
 from okey101.table.core import Clock, TableCore
 from okey101.table.journal import NOTIFY_CHANNEL
@@ -53,6 +53,8 @@ _log = structlog.get_logger("okey101.table")
 STEP_CONCURRENCY: Final = 64
 _ALIVE_EVERY_SECONDS: Final = 1.0
 _OUTBOX_BATCH: Final = 20
+#: The outbox rows owed to scoring (the players' streams' are ``player_events.KIND``).
+_SCORING_KINDS: Final = ("hand", "match")
 #: How long an outbox row claimed for sending waits before another try (scoring is idempotent:
 #: a row sent twice is recorded once).
 _OUTBOX_LEASE_SECONDS: Final = 10.0
@@ -75,15 +77,16 @@ class Workers:
         self._slots = asyncio.Semaphore(STEP_CONCURRENCY)
         peers = servicer.autoplay.peers
         self._scoring = scoring_pb2_grpc.ScoringServiceStub(peers.channel("scoring"))
+        self._lobby = lobby_pb2_grpc.LobbyServiceStub(peers.channel("lobby"))
         self._listener: PostgresListener | None = None
         self._running = False
         self.held = HeldTimers(
             self.pod, self.core.now_us, self._run_held, poll_seconds=self.options.poll_seconds
         )
         self.core.on_timer = self.held.hold
-        #: Set when a write owes scoring something: the outbox is sent at once.
-        self._owed = asyncio.Event()
-        self.core.on_outbox = self._owed.set
+        #: Set when a write owes scoring (or players' streams) something: sent at once.
+        self._owed = {"scoring": asyncio.Event(), "players": asyncio.Event()}
+        self.core.on_outbox = self._owe
         #: Outbox rows this pod has claimed and is sending (given back if it stops).
         self._sending: set[int] = set()
 
@@ -103,7 +106,8 @@ class Workers:
         for name, loop in (
             ("held-timers", self.held.run),
             ("timers", self._timers),
-            ("outbox", self._outbox),
+            ("outbox", lambda: self._outbox("scoring", _SCORING_KINDS)),
+            ("player-outbox", lambda: self._outbox("players", (player_events.KIND,))),
             ("watchdog", self._watchdog),
         ):
             self._tasks.append(asyncio.create_task(_forever(name, loop), name=f"table-{name}"))
@@ -211,10 +215,19 @@ class Workers:
     # ----------------------------------------------------------------------------------------
     # Outbox
 
-    async def _outbox(self) -> None:
+    def _owe(self) -> None:
+        for owed in self._owed.values():
+            owed.set()
+
+    async def _outbox(self, name: str, kinds: tuple[str, ...]) -> None:
+        """Send the outbox rows of ``kinds`` (one loop for scoring's, one for the players'
+        streams: a lobby out of reach never holds a score back)."""
+        owed = self._owed[name]
         while True:
             now_us = self.core.now_us()
-            rows = await self.store.claim_outbox(now_us, us(_OUTBOX_LEASE_SECONDS), _OUTBOX_BATCH)
+            rows = await self.store.claim_outbox(
+                now_us, us(_OUTBOX_LEASE_SECONDS), _OUTBOX_BATCH, kinds=kinds
+            )
             for row_id, kind, key, payload, attempts in rows:
                 self._sending.add(row_id)
                 try:
@@ -222,8 +235,8 @@ class Workers:
                 finally:
                     self._sending.discard(row_id)
             if len(rows) < _OUTBOX_BATCH:
-                self._owed.clear()
-                await wait_set(self._owed, self.options.poll_seconds)
+                owed.clear()
+                await wait_set(owed, self.options.poll_seconds)
 
     async def _deliver(
         self, row_id: int, kind: str, key: str, payload: bytes, attempts: int
@@ -233,6 +246,15 @@ class Workers:
             if kind == "hand":
                 await self._scoring.RecordHand(
                     scoring_pb2.RecordHandRequest.FromString(payload), metadata=metadata, timeout=10
+                )
+            elif kind == player_events.KIND:
+                record = lobby_pb2.PlayerEventRecord.FromString(payload)
+                await self._lobby.RecordPlayerEvents(
+                    lobby_pb2.RecordPlayerEventsRequest(
+                        request_id=f"table-{row_id}", records=[record]
+                    ),
+                    metadata=metadata,
+                    timeout=10,
                 )
             else:
                 await self._scoring.RecordMatch(

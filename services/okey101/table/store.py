@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from typing import Any, Final, TypeVar
 
 from okey.v1 import common_pb2
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, func, or_, select, true, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from okey101.platform.database import (
@@ -263,16 +263,18 @@ class TableStore:
     # Outbox
 
     async def claim_outbox(
-        self, now_us: int, lease_us: int, limit: int
+        self, now_us: int, lease_us: int, limit: int, *, kinds: Sequence[str] = ()
     ) -> list[tuple[int, str, str, bytes, int]]:
-        """Claim up to ``limit`` unsent rows that are due, oldest first: (id, kind, key,
-        payload, attempts before this one). Claimed rows are not due again for ``lease_us``."""
+        """Claim up to ``limit`` unsent rows that are due (of ``kinds``, if given), oldest
+        first: (id, kind, key, payload, attempts before this one). Claimed rows are not due again
+        for ``lease_us``."""
         o = models.outbox.c
 
         async def work(session: AsyncConnection) -> list[tuple[int, str, str, bytes, int]]:
             query = (
                 select(o.id, o.kind, o.key, o.payload, o.attempts)
                 .where(o.sent_us.is_(None), o.next_attempt_us <= now_us)
+                .where(o.kind.in_(list(kinds)) if kinds else true())
                 .order_by(o.id)
                 .limit(limit)
             )

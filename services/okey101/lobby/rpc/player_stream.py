@@ -1,5 +1,6 @@
-"""LobbyService's player stream: WatchPlayer, each player's own events (the events are
-``lobby.stores.player_events``; docs/lobby.md, A player's own stream).
+"""LobbyService's player stream: WatchPlayer, each player's own events, and RecordPlayerEvents,
+the events other services send it (the events are ``lobby.stores.player_events``; docs/lobby.md,
+A player's own stream).
 
 A stream takes the event it will wait on before it reads (``PlayerWakes.next_wake``), so a wake
 between the read and the wait is not missed; it also reads again every ``SAFETY_POLL_SECONDS``
@@ -13,24 +14,39 @@ from collections.abc import AsyncIterator
 from typing import Final
 
 from okey.v1 import lobby_pb2
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from okey101.engine.errors import OkeyError
 from okey101.lobby.errors import Invalid, NotReady
 from okey101.lobby.messages import ticket_message
 from okey101.lobby.rpc.base import LobbyCalls, abort_call, log
+from okey101.lobby.stores import answers
 from okey101.lobby.stores.player_events import KEPT_US
+from okey101.platform.auth import require_claims
 from okey101.platform.errors import request_language
 from okey101.platform.handlers import Context
+from okey101.platform.ids import check_id, check_request_id, shown_value
 from okey101.platform.waiting import wait_set
 
 #: How often an idle stream reads its player's events on its own (module docstring).
 SAFETY_POLL_SECONDS: Final = 15.0
 #: Events read at a time.
 PAGE: Final = 100
+#: The kinds another service may record (the table's), and how many records one call takes.
+RECORDED_KINDS: Final = frozenset(
+    {
+        lobby_pb2.PLAYER_EVENT_KIND_TURN_STARTED,
+        lobby_pb2.PLAYER_EVENT_KIND_SEAT_AWAY,
+        lobby_pb2.PLAYER_EVENT_KIND_SEAT_BACK,
+        lobby_pb2.PLAYER_EVENT_KIND_MATCH_ENDED,
+    }
+)
+RECORDS_MAX: Final = 100
+CAUSE_MAX: Final = 255
 
 
 class PlayerStreamCalls(LobbyCalls):
-    """WatchPlayer (module docstring)."""
+    """WatchPlayer and RecordPlayerEvents (module docstring)."""
 
     async def WatchPlayer(  # noqa: N802 (the generated servicer's names)
         self, request: lobby_pb2.WatchPlayerRequest, context: Context
@@ -77,6 +93,48 @@ class PlayerStreamCalls(LobbyCalls):
                     await wait_set(wake, SAFETY_POLL_SECONDS)
         finally:
             wakes.done(player_id)
+
+    async def RecordPlayerEvents(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.RecordPlayerEventsRequest, context: Context
+    ) -> lobby_pb2.RecordPlayerEventsResponse:
+        async def work() -> lobby_pb2.RecordPlayerEventsResponse:
+            check_request_id(request.request_id)
+            if len(request.records) > RECORDS_MAX:
+                raise Invalid("BAD_FIELD", field="records", value=f"{len(request.records)} records")
+            for index, record in enumerate(request.records):
+                where = f"records[{index}]"
+                if not 0 < len(record.key) <= CAUSE_MAX or not record.key.isprintable():
+                    raise Invalid("BAD_FIELD", field=f"{where}.key", value=shown_value(record.key))
+                check_id(record.player_id, f"{where}.player_id")
+                if record.event.kind not in RECORDED_KINDS:
+                    raise Invalid(
+                        "BAD_FIELD", field=f"{where}.event.kind", value=str(record.event.kind)
+                    )
+            events = self.repository.player_events
+
+            async def record_all(session: AsyncConnection) -> list[str]:
+                told = []
+                for record in request.records:
+                    event = lobby_pb2.PlayerEvent()
+                    event.CopyFrom(record.event)
+                    event.ClearField("sequence")
+                    if await events.append(session, record.player_id, event, cause=record.key):
+                        told.append(record.player_id)
+                return told
+
+            async def recorded() -> lobby_pb2.RecordPlayerEventsResponse:
+                events.wakes.wake(await self.database.transaction(record_all))
+                return lobby_pb2.RecordPlayerEventsResponse()
+
+            # Idempotent on the records' keys; the request id is bound to its request all the
+            # same (another request under it is REQUEST_ID_REUSED).
+            caller = f"service:{require_claims().subject}"
+            call = answers.once(
+                "RecordPlayerEvents", caller, request, lobby_pb2.RecordPlayerEventsResponse
+            )
+            return await answers.kept_after(self.database, call, recorded)
+
+        return await self._answer(request, context, work)
 
     async def _snapshot(self, player_id: str) -> lobby_pb2.PlayerSnapshot:
         """Where ``player_id`` is now (``PlayerSnapshot``): the last event is read first, so

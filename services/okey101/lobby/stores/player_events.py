@@ -40,10 +40,22 @@ class PlayerEvents:
         self.wakes = PlayerWakes()
 
     async def append(
-        self, session: AsyncConnection, player_id: str, event: lobby_pb2.PlayerEvent
-    ) -> int:
+        self,
+        session: AsyncConnection,
+        player_id: str,
+        event: lobby_pb2.PlayerEvent,
+        *,
+        cause: str | None = None,
+    ) -> int | None:
         """Append ``event`` to ``player_id``'s events in ``session``'s transaction: its sequence
-        number (set on ``event``, with its time if unset)."""
+        number (set on ``event``, with its time if unset). With ``cause`` (what made it, for an
+        event another service records) it is appended once: None if it was already."""
+        if cause is not None:
+            known = await session.scalar(
+                select(player_events.c.sequence).where(player_events.c.cause == cause)
+            )
+            if known is not None:
+                return None
         cursors = player_cursors.c
         numbered = (
             dialect_insert(player_cursors, self.database.dialect)
@@ -64,6 +76,7 @@ class PlayerEvents:
                 kind=event.kind,
                 time_us=event.time.ToMicroseconds(),
                 event=event.SerializeToString(),
+                cause=cause,
             )
         )
         if self.database.dialect == "postgresql":

@@ -26,7 +26,9 @@ def upgrade() -> None:
         sa.Column("kind", sa.Integer(), nullable=False),
         sa.Column("time_us", sa.BigInteger(), nullable=False),
         sa.Column("event", sa.LargeBinary(), nullable=False),
+        sa.Column("cause", sa.String(length=255), nullable=True),
         sa.PrimaryKeyConstraint("player_id", "sequence", name=op.f("pk_lobby_player_events")),
+        sa.UniqueConstraint("cause", name=op.f("uq_lobby_player_events_cause")),
     )
     op.create_index("ix_lobby_player_events_time", "lobby_player_events", ["time_us"], unique=False)
     op.create_table(
