@@ -58,6 +58,27 @@ def _bearer(login: dict[str, Any]) -> str:
     return f"Bearer {login['tokens']['accessToken']}"
 
 
+def _connect_stream(
+    port: int, path: str, message: dict[str, Any], login: dict[str, Any]
+) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+    """A server stream opened as a browser opens it: Connect, JSON, HTTP/1.1 (the connection,
+    to close, and its response, to read the enveloped messages from)."""
+    request = json.dumps(message).encode()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    connection._http_vsn_str = "HTTP/1.1"
+    connection.request(
+        "POST",
+        path,
+        body=struct.pack(">BI", 0, len(request)) + request,
+        headers={
+            "Content-Type": "application/connect+json",
+            "Connect-Protocol-Version": "1",
+            "Authorization": _bearer(login),
+        },
+    )
+    return connection, connection.getresponse()
+
+
 def test_every_rpc_is_public_or_internal_and_service_only_ones_are_internal() -> None:
     described = all_methods()
     assert set(described) == set(INTERNAL)
@@ -242,21 +263,13 @@ def test_a_server_stream_over_http_1_1(edge: tuple[LocalStack, int]) -> None:
     )
     assert status == 200, hosted
     table_id = hosted["table"]["tableId"]
-    request = json.dumps({"tableId": table_id, "seat": 0, "startWithView": True}).encode()
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
-    connection._http_vsn_str = "HTTP/1.1"
+    connection, answer = _connect_stream(
+        port,
+        "/okey.v1.TableService/WatchTable",
+        {"tableId": table_id, "seat": 0, "startWithView": True},
+        login,
+    )
     try:
-        connection.request(
-            "POST",
-            "/okey.v1.TableService/WatchTable",
-            body=struct.pack(">BI", 0, len(request)) + request,
-            headers={
-                "Content-Type": "application/connect+json",
-                "Connect-Protocol-Version": "1",
-                "Authorization": _bearer(login),
-            },
-        )
-        answer = connection.getresponse()
         assert answer.status == 200
         assert answer.version == 11
         assert answer.getheader("content-type") == "application/connect+json"
@@ -278,21 +291,10 @@ def test_a_players_own_stream_seats_them_through_the_edge(edge: tuple[LocalStack
     QUICK_MATCH_SEATED when the matchmaker seats the player (bots fill at once here)."""
     _stack, port = edge
     login = _login(port)
-    request = json.dumps({"startWithSnapshot": True}).encode()
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
-    connection._http_vsn_str = "HTTP/1.1"
+    connection, answer = _connect_stream(
+        port, "/okey.v1.LobbyService/WatchPlayer", {"startWithSnapshot": True}, login
+    )
     try:
-        connection.request(
-            "POST",
-            "/okey.v1.LobbyService/WatchPlayer",
-            body=struct.pack(">BI", 0, len(request)) + request,
-            headers={
-                "Content-Type": "application/connect+json",
-                "Connect-Protocol-Version": "1",
-                "Authorization": _bearer(login),
-            },
-        )
-        answer = connection.getresponse()
         assert answer.status == 200
 
         def message() -> Any:
