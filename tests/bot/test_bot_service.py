@@ -31,9 +31,7 @@ from typing import Any
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_status import rpc_status
 from okey.v1 import bot_pb2, bot_pb2_grpc, common_pb2
 
 from okey101.bot import ACCESS, SERVICE_NAME, register
@@ -53,10 +51,10 @@ from okey101.lobby.rpc import checks
 from okey101.platform import convert
 from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, dev_signing_key, jwks_of
 from okey101.platform.config import load_settings
-from okey101.platform.errors import DOMAIN
 from okey101.services import built_services
 from okey101.stack import free_ports, wait_serving_sync
 
+from support.status import details
 from support.threaded_server import ThreadedServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,25 +116,6 @@ def rejected(stub: Any, request: bot_pb2.NextStepRequest, metadata: Any = AUTH) 
     error = caught.value
     assert error.code() != grpc.StatusCode.INTERNAL, error.details()
     return error
-
-
-def details(error: grpc.RpcError) -> tuple[error_details_pb2.ErrorInfo, Any]:
-    """The one ErrorInfo and the one LocalizedMessage of a failed call."""
-    status = rpc_status.from_call(error)  # type: ignore[arg-type]
-    assert status is not None
-    infos, messages = [], []
-    for detail in status.details:
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            detail.Unpack(info)
-            infos.append(info)
-        elif detail.Is(error_details_pb2.LocalizedMessage.DESCRIPTOR):
-            message = error_details_pb2.LocalizedMessage()
-            detail.Unpack(message)
-            messages.append(message)
-    assert len(infos) == 1 and len(messages) == 1
-    assert infos[0].domain == DOMAIN
-    return infos[0], messages[0]
 
 
 def scrape(port: int) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:

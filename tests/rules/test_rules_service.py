@@ -35,7 +35,8 @@ from okey101.platform.errors import status_code_of
 from okey101.rules import ACCESS, SERVICE_NAME
 from okey101.rules.service import METHOD_ACCESS
 
-from support.rules_server import AUTH, PLAYER_TOKEN, details, start_server
+from support.rules_server import AUTH, PLAYER_TOKEN, start_server
+from support.status import details
 
 PRESETS = ("oyna", "boombala", "north_sultan")
 

@@ -7,12 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import grpc
-from google.rpc import error_details_pb2
-from grpc_status import rpc_status
-
 from okey101.platform.auth import JwksVerifier, SigningKey, TokenIssuer, jwks_of
-from okey101.platform.errors import DOMAIN
 from okey101.rules import ACCESS, register
 
 from support.threaded_server import ThreadedServer
@@ -27,22 +22,3 @@ AUTH = (("authorization", f"Bearer {SERVICE_TOKEN}"),)
 
 def start_server(var_dir: Any) -> ThreadedServer:
     return ThreadedServer("rules", register, ACCESS, JwksVerifier(jwks_of(KEY)), var_dir)
-
-
-def details(error: grpc.RpcError) -> tuple[error_details_pb2.ErrorInfo, Any]:
-    """The one ErrorInfo and the one LocalizedMessage of a failed call."""
-    status = rpc_status.from_call(error)  # type: ignore[arg-type]
-    assert status is not None
-    infos, messages = [], []
-    for detail in status.details:
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            detail.Unpack(info)
-            infos.append(info)
-        elif detail.Is(error_details_pb2.LocalizedMessage.DESCRIPTOR):
-            message = error_details_pb2.LocalizedMessage()
-            detail.Unpack(message)
-            messages.append(message)
-    assert len(infos) == 1 and len(messages) == 1
-    assert infos[0].domain == DOMAIN
-    return infos[0], messages[0]

@@ -28,8 +28,9 @@ from okey101.engine.sentences import render
 from okey101.platform import convert
 
 from support.positions import applies, playout_states, single_tile_moves
-from support.rules_server import AUTH, PLAYER_TOKEN, details, start_server
+from support.rules_server import AUTH, PLAYER_TOKEN, start_server
 from support.service_stack import ManualClock, Stack, running_stack
+from support.status import details
 from support.tables import (
     PLAYERS,
     create_table,

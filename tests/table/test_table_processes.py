@@ -33,8 +33,8 @@ from okey101.platform.auth import TokenIssuer, dev_signing_key
 from okey101.stack import wait_serving
 
 from support.databases import TEST_DATABASE_ENV, postgres_database
-from support.rules_server import details
 from support.service_stack import peer_services
+from support.status import details
 from support.table_process import table_process
 
 pytestmark = pytest.mark.slow

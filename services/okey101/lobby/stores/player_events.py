@@ -156,8 +156,5 @@ class PlayerWakes:
         """Notifications may have been lost: every stream here reads again."""
         self.wake(list(self._events))
 
-    def __len__(self) -> int:
-        return sum(self._watching.values())
-
 
 __all__ = ["KEPT_US", "NOTIFY_CHANNEL", "PlayerEvents", "PlayerWakes"]
