@@ -8,6 +8,7 @@ app's player would do), and act through the public API with their own tokens.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,8 @@ from support.tables import (
     view_of,
     wait_for,
 )
+
+ACTIVE_PHASES = (common_pb2.PHASE_FIRST, common_pb2.PHASE_DRAW, common_pb2.PHASE_PLAY)
 
 # ---------------------------------------------------------------------------------------------
 # Databases
@@ -198,6 +201,80 @@ def test_a_watcher_that_reconnects_gets_exactly_what_it_missed_then_live_events(
                 e.SerializeToString() for e in (*first, *resumed)
             ]
 
+    run(scenario())
+
+
+def test_a_seat_played_from_its_changes_stream_alone_gets_every_event_once_and_its_views(
+    tmp_path: Path,
+) -> None:
+    """WatchTable with ``changes``: seat 0 plays a whole hand from its stream alone (never
+    GetSeatView); the events of its changes are exactly the seat's event stream, and every
+    change that reaches the present carries the seat's view as of its last event."""
+
+    async def follow(table_id: str) -> tuple[list[common_pb2.Event], int, int]:
+        stub = stack.table_stub()
+        auth = stack.player_auth(PLAYERS[0])
+        call = stub.WatchTable(
+            table_pb2.WatchTableRequest(
+                table_id=table_id, seat=0, start_with_view=True, changes=True
+            ),
+            metadata=auth,
+        )
+        events: list[common_pb2.Event] = []
+        views = moves = 0
+        first = await call.read()
+        assert first.HasField("view")
+        view = first.view
+        while (item := await call.read()) is not grpc.aio.EOF:
+            assert item.HasField("change") and not item.HasField("event")
+            change = item.change
+            assert change.events
+            events.extend(change.events)
+            if change.HasField("view"):
+                views += 1
+                assert change.view.as_of_sequence == change.events[-1].sequence
+                assert change.view.seat == 0 and len(change.view.rack) in range(0, 23)
+                if change.view.as_of_sequence > view.as_of_sequence:  # else: our own answer's
+                    view = change.view
+            if any(e.kind == common_pb2.EVENT_KIND_HAND_ENDED for e in change.events):
+                call.cancel()
+                break
+            while view.phase in ACTIVE_PHASES and view.turn == 0:
+                answer = await stub.Act(
+                    table_pb2.ActRequest(
+                        request_id=uuid.uuid4().hex,
+                        table_id=table_id,
+                        seat=0,
+                        actions=decide_for(view),
+                        expected_state_version=view.state_version,
+                    ),
+                    metadata=auth,
+                )
+                moves += 1
+                view = answer.view
+        return events, views, moves
+
+    async def scenario() -> None:
+        nonlocal stack
+        async with running_stack(tmp_path) as stack:
+            table_id = await started_table(stack, one_hand_rules())
+            others = [
+                play_as(stack, table_id, p, s, until_hand=1)
+                for s, p in enumerate(PLAYERS)
+                if s != 0
+            ]
+            (events, views, moves), *_ = await asyncio.gather(follow(table_id), *others)
+            assert moves > 5 and views > moves
+            assert [e.sequence for e in events] == list(
+                range(events[0].sequence, events[-1].sequence + 1)
+            )
+            plain = await read_stream(
+                stack, table_id, auth=stack.player_auth(PLAYERS[0]), seat=0,
+                after=events[0].sequence - 1, count=len(events),
+            )  # fmt: skip
+            assert [e.SerializeToString() for e in plain] == [e.SerializeToString() for e in events]
+
+    stack: Any = None
     run(scenario())
 
 

@@ -6,15 +6,19 @@ database per stateful service on ``OKEY_TEST_DATABASE_URL``'s server (default
 ``postgresql://postgres@127.0.0.1:5432/test``; dropped afterwards), or SQLite files with
 ``--sqlite``. The table's bots move at once and the next hand is dealt at once.
 
-Everything the players do goes through the public API (``load_stack``): ``4 * tables`` guests
-log in through the lobby (LoginGuest); half the tables are quick matches (JoinQuickMatch, then
-GetQuickMatchStatus; the oyna preset, a match to 1,000 points), half are hosted (HostTable,
-public, the three others JoinTable; oyna, one to three hands a match by table, so that matches
-do not all end, and their players all seat themselves again, at the same moment). Each table
-is played from outside by its four players: the seat's view (TableService.GetSeatView), the
-bot service's step (BotService.NextStep, level easy) and TableService.Act; with ``--pace P``,
-at most P moves a second per table (``--pace 0.5``: one move every 2 s, a person's pace), else
-as fast as the answers come. When a match ends its players find a table again the same way.
+Everything the players do goes through the public API (``load_stack``), as native apps do
+it: ``4 * tables`` guests log in through the lobby (LoginGuest) and each keeps their own
+WatchPlayer stream open; half the tables are quick matches (JoinQuickMatch, seated by the
+stream's QUICK_MATCH_SEATED: no GetQuickMatchStatus; the oyna preset, a match to 1,000
+points), half are hosted (HostTable, public, the three others JoinTable; oyna, one to three
+hands a match by table, so that matches do not all end, and their players all seat themselves
+again, at the same moment). Each table is played from outside by its four players, each
+following their seat's WatchTable stream (``changes``: a change's events and the seat's view
+in one message, no GetSeatView), deciding in this process from that view (the engine's bot at
+``--level``, easy by default; its processor time is reported apart, ``decide_cpu_us``) and
+moving with TableService.Act; with ``--pace P``, at most P moves a second per table
+(``--pace 0.5``: one move every 2 s, a person's pace), else as fast as the answers come. When
+a match ends its players find a table again the same way.
 At a set pace the tables are seated one after another over about a hand's length (60 moves,
 at most three minutes: ``ramp_seconds``), as tables come and go in a real room, rather than
 all at once: hands that start together end together, and a few dozen hands ending and being
@@ -42,6 +46,10 @@ metrics: garbage collections, their seconds, those of 100 ms or more and the ful
 event-loop lag samples of 100 ms or more and the seconds late in all: set beside
 ``slow_moves``, they say whether a stall was the table's own),
 ``client_cpu_percent`` (this process, the players: a client that cannot keep up shows here),
+``client_cpu_us_per_move`` (the same, a move) and ``decide_cpu_us`` (of it, the mean processor
+time of one decision), ``seatings`` (players seated at a table over those minutes: quick-match
+tickets matched, hosts and joiners) and ``lobby_cpu_us_per_seating`` (the lobby's processor
+time over those minutes divided by them: it also carries the players' streams),
 ``login_seconds`` and ``seating_seconds`` (logging every guest in, then until every table was
 seated: the lobby's part), the load average before and after, and ``cpu_stalled_percent``:
 the share of the measured time some task on the machine waited for a processor (Linux's
@@ -70,7 +78,7 @@ from okey.v1 import common_pb2
 from prometheus_client.parser import text_string_to_metric_families
 
 from okey101.bench import load_stack
-from okey101.bench.load_stack import Figures, Guest, Play, Seating, StackClient
+from okey101.bench.load_stack import Figures, Guest, Play, PlayerStream, Seating, StackClient
 from okey101.bench.rules_bench import cpu_seconds
 from okey101.bench.solver_bench import percentile
 
@@ -122,6 +130,12 @@ class Tables:
         self.drivers: dict[str, asyncio.Task[bool]] = {}
         self.stop = asyncio.Event()
         self.seated = 0
+        #: Players seated at a table while the figures are recorded.
+        self.seatings = 0
+
+    def count_seated(self, players: int) -> None:
+        if self.client.figures.recording:
+            self.seatings += players
 
     def note(self, table_id: str) -> None:
         if table_id not in self.seen:
@@ -150,7 +164,7 @@ class Tables:
             if ours is not None:
                 seating.seats[index] = ours
         self.note(table_id)
-        return await load_stack.drive(self.client, seating, self.play, self.stop)
+        return await load_stack.follow(self.client, seating, self.play, self.stop)
 
 
 async def _quick_matcher(tables: Tables, guest: Guest, delay: float) -> None:
@@ -159,6 +173,7 @@ async def _quick_matcher(tables: Tables, guest: Guest, delay: float) -> None:
     while not tables.stop.is_set():
         try:
             table_id, _seat = await load_stack.quick_match(tables.client, guest)
+            tables.count_seated(1)
             driver = await tables.quick_match_driver(table_id, guest)
             await asyncio.shield(driver)
         except Exception as error:  # counted; the player tries again
@@ -174,31 +189,29 @@ async def _host(
     while not tables.stop.is_set():
         try:
             seating = await load_stack.host_table(tables.client, group, rules)
+            tables.count_seated(len(group))
             tables.note(seating.table_id)
-            await load_stack.drive(tables.client, seating, tables.play, tables.stop)
+            await load_stack.follow(tables.client, seating, tables.play, tables.stop)
         except Exception as error:
             tables.client.figures.failures[("host_table", type(error).__name__)] += 1
             await asyncio.sleep(1.0)
 
 
 async def _play(
-    stack: Any, var_dir: Path, count: int, minutes: float, pace: float
+    stack: Any, var_dir: Path, count: int, minutes: float, pace: float, level: str
 ) -> dict[str, Any]:
     figures = Figures(recording=False)
     addresses = {name: stack.address(name) for name in SERVICES}
     client = StackClient(addresses, var_dir, figures)
     pids = {name: stack.services[name].process.pid for name in SERVICES}
+    streams: list[PlayerStream] = []
     try:
         login_began = time.monotonic()
         guests = await load_stack.login_guests(client, 4 * count)
         login = round(time.monotonic() - login_began, 1)
-        # At a person's pace, a look every quarter second while waiting (about what an app
-        # waits before it is told); at full speed, as often as the fault tests look.
-        play = Play(
-            decide=load_stack.bot_service_decider(client),
-            pace=pace,
-            poll_seconds=0.25 if pace else 0.02,
-        )
+        streams.extend(PlayerStream.open(client, guest) for guest in guests)
+        decisions: list[float] = []
+        play = Play(decide=load_stack.engine_decider(level, decisions), pace=pace)
         tables = Tables(client, guests, play)
         groups = [guests[4 * index : 4 * index + 4] for index in range(count)]
         ramp = min(RAMP_CAP_SECONDS, HAND_MOVES / pace) if pace else 0.0
@@ -222,6 +235,7 @@ async def _play(
         applied_before = moves_applied(stack.ports["table"][1])
         holdups_before = Holdups.read(stack.ports["table"][1])
         client_before = time.process_time()
+        decisions_before = len(decisions)
         stall_before = load_stack.cpu_stall_us()
         times_before = load_stack.cpu_times()
         figures.recording = True
@@ -234,7 +248,13 @@ async def _play(
         cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
         applied = moves_applied(stack.ports["table"][1]) - applied_before
         holdups = Holdups.read(stack.ports["table"][1]).since(holdups_before)
-        client_cpu = round((time.process_time() - client_before) / elapsed * 100, 1)
+        client_used = time.process_time() - client_before
+        client_cpu = round(client_used / elapsed * 100, 1)
+        decided = decisions[decisions_before:]
+        lobby_used = None
+        if cpu_before.get("lobby") is not None and cpu_after.get("lobby") is not None:
+            lobby_used = cpu_after["lobby"] - cpu_before["lobby"]  # type: ignore[operator]
+        seatings = tables.seatings
         stall_after = load_stack.cpu_stall_us()
         times_after = load_stack.cpu_times()
         stolen = None
@@ -260,7 +280,10 @@ async def _play(
         await asyncio.gather(*pending, return_exceptions=True)
         checked = await load_stack.audit(client, tables.seen, drain_seconds=60)
         peak = {name: load_stack.peak_rss_mb(pid) for name, pid in pids.items()}
+        player_events = sum(stream.events for stream in streams)
     finally:
+        for stream in streams:
+            await stream.close()
         await client.close()
     cpu: dict[str, float | None] = {}
     per_move: dict[str, float | None] = {}
@@ -297,6 +320,14 @@ async def _play(
         "peak_rss_mb": peak,
         "cpu_percent": cpu,
         "client_cpu_percent": client_cpu,
+        "client_cpu_us_per_move": round(client_used * 1e6 / moves) if moves else None,
+        "decide_cpu_us": round(sum(decided) * 1e6 / len(decided)) if decided else None,
+        "level": level,
+        "seatings": seatings,
+        "lobby_cpu_us_per_seating": (
+            round(lobby_used * 1e6 / seatings) if lobby_used is not None and seatings else None
+        ),
+        "player_events": player_events,
         "cpu_stalled_percent": stalled,
         "cpu_steal_percent": stolen,
     }
@@ -370,6 +401,7 @@ def run(
     minutes: float,
     pace: float = 0.0,
     *,
+    level: str = "easy",
     sqlite: bool = False,
     database_url: str | None = None,
 ) -> dict[str, Any]:
@@ -387,7 +419,7 @@ def run(
             databases = cleanup.enter_context(load_stack.temporary_databases(base, "okey_load"))
         env = load_stack.stack_environment(databases)
         stack = cleanup.enter_context(local_stack(var_dir, env=env, services=SERVICES))
-        figures = asyncio.run(_play(stack, var_dir, tables, minutes, pace))
+        figures = asyncio.run(_play(stack, var_dir, tables, minutes, pace, level))
     figures.update(
         tables=tables,
         minutes=minutes,
@@ -406,14 +438,17 @@ def main(
     sqlite: bool,
     database_url: str | None,
     as_json: bool,
+    *,
+    level: str = "easy",
 ) -> int:
-    figures = run(tables, minutes, pace, sqlite=sqlite, database_url=database_url)
+    figures = run(tables, minutes, pace, level=level, sqlite=sqlite, database_url=database_url)
     paced = f"{pace} moves/s a table" if pace else "full speed"
     print(
         f"load: {tables} tables ({paced}, {figures['database']}): "
         f"{figures['moves_per_second']} moves/s, Act p50 {figures['p50_ms']} ms, "
         f"p99 {figures['p99_ms']} ms, max {figures['max_ms']} ms; {figures['errors']} errors; "
         f"{figures['hands_completed']} hands, {figures['lost_hands']} lost; "
+        f"table {figures['cpu_us_per_move']['table']} us a move; "
         f"peak RSS MB {figures['peak_rss_mb']}; load {figures['load_before']} -> "
         f"{figures['load_after']}"
     )

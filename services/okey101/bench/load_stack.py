@@ -267,13 +267,74 @@ class StackClient:
 
 @dataclass
 class Guest:
-    """A guest logged in through the lobby."""
+    """A guest logged in through the lobby (``stream``: their own WatchPlayer stream, once
+    ``PlayerStream.open`` has started it)."""
 
     player_id: str
     tokens: Tokens
+    stream: PlayerStream | None = None
 
     async def auth(self) -> Metadata:
         return await self.tokens.metadata()
+
+
+class PlayerStream:
+    """A guest's own WatchPlayer stream, kept open (reopened after the last sequence seen when
+    it breaks), as an app keeps it: where quick match seated them, by ticket."""
+
+    def __init__(self, client: StackClient, guest: Guest) -> None:
+        self.client = client
+        self.guest = guest
+        self.last_sequence = 0
+        self.events = 0
+        self._seated: dict[str, tuple[str, int]] = {}
+        self._news = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    @staticmethod
+    def open(client: StackClient, guest: Guest) -> PlayerStream:
+        guest.stream = stream = PlayerStream(client, guest)
+        stream.task = asyncio.create_task(stream._run())
+        return stream
+
+    async def _run(self) -> None:
+        delay = 0.05
+        while True:
+            call = self.client.lobby.WatchPlayer(
+                lobby_pb2.WatchPlayerRequest(after_sequence=self.last_sequence),
+                metadata=await self.guest.auth(),
+            )
+            try:
+                async for message in call:
+                    delay = 0.05
+                    if message.HasField("event"):
+                        self._take(message.event)
+            except grpc.aio.AioRpcError as error:
+                self.client.figures.failed("WatchPlayer", error)
+                if error.code() not in RETRYABLE:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    def _take(self, event: lobby_pb2.PlayerEvent) -> None:
+        self.last_sequence = event.sequence
+        self.events += 1
+        if event.kind == lobby_pb2.PLAYER_EVENT_KIND_QUICK_MATCH_SEATED:
+            self._seated[event.ticket_id] = (event.table_id, event.seat)
+            self._news.set()
+            self._news = asyncio.Event()
+
+    async def seated(self, ticket_id: str, timeout: float) -> tuple[str, int]:
+        """Where the ticket was seated (QUICK_MATCH_SEATED), waiting up to ``timeout``."""
+        async with asyncio.timeout(timeout):
+            while ticket_id not in self._seated:
+                await self._news.wait()
+        return self._seated.pop(ticket_id)
+
+    async def close(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
 
 
 async def _no_auth() -> Metadata:
@@ -333,8 +394,9 @@ async def quick_match(
     poll_seconds: float = 1.0,
     timeout: float = 300.0,
 ) -> tuple[str, int]:
-    """JoinQuickMatch, then GetQuickMatchStatus about once a second (as the API asks) until
-    matched: (table id, seat)."""
+    """JoinQuickMatch, then (table id, seat): from the guest's own stream (QUICK_MATCH_SEATED)
+    if it has one open, else from GetQuickMatchStatus about once a second (as the API allows)
+    until matched."""
     joined = await client.rpc(
         lambda c: c.lobby.JoinQuickMatch,
         lobby_pb2.JoinQuickMatchRequest(request_id=uuid.uuid4().hex, preset=preset),  # type: ignore[arg-type]
@@ -342,6 +404,13 @@ async def quick_match(
         name="JoinQuickMatch",
     )
     ticket = joined.ticket
+    if guest.stream is not None:
+        if ticket.state == lobby_pb2.QUICK_MATCH_STATE_MATCHED:
+            return ticket.table_id, ticket.seat
+        try:
+            return await guest.stream.seated(ticket.ticket_id, timeout)
+        except TimeoutError:
+            raise TimeoutError(f"quick match: no table within {timeout:.0f} s") from None
     deadline = time.monotonic() + timeout
     while ticket.state == lobby_pb2.QUICK_MATCH_STATE_WAITING:
         if time.monotonic() > deadline:
@@ -431,18 +500,27 @@ def bot_service_decider(client: StackClient, level: int = common_pb2.BOT_LEVEL_E
     return decide
 
 
-def engine_decider() -> Decider:
-    """Decisions from the engine's random bot in this process (no service involved)."""
-    from okey101.engine.bots.entry_points import fallback_decision
+def engine_decider(level: str = "random", spent: list[float] | None = None) -> Decider:
+    """Decisions from the engine's bot of ``level`` (``BotLevel``'s names) in this process, no
+    service involved; the processor seconds each took are appended to ``spent``."""
+    from okey101.engine.bots.entry_points import decide as bot_decide
+    from okey101.engine.bots.levels import BotLevel
     from okey101.platform import convert
 
+    bot_level = BotLevel(level)
+
     async def decide(view: common_pb2.SeatView) -> list[common_pb2.Action]:
-        decision = fallback_decision(
+        began = time.process_time()
+        decision = bot_decide(
             convert.seat_view_from_proto(view),
             convert.rules_from_proto(view.rules),
+            bot_level,
             view.state_version * 4 + view.phase,
         )
-        return [convert.action_to_proto(action) for action in decision.actions]
+        actions = [convert.action_to_proto(action) for action in decision.actions]
+        if spent is not None:
+            spent.append(time.process_time() - began)
+        return actions
 
     return decide
 
@@ -574,6 +652,127 @@ async def drive(
             next_seat = view.turn
             view = None
     return False
+
+
+async def follow(
+    client: StackClient,
+    seating: Seating,
+    play: Play,
+    stop: asyncio.Event | None = None,
+) -> bool:
+    """Play our seats at ``seating``'s table as native apps would, until its match ends (True)
+    or ``stop`` is set (False): each seat follows its own WatchTable stream (``changes``: the
+    events of a change and the seat's view after them in one message, so no GetSeatView), and
+    on its turn decides from that view (``play.decide``) and sends TableService.Act, timed from
+    the call to its answer; at most ``play.pace`` moves a second for the table."""
+    stop = stop or asyncio.Event()
+    pacer = Pacer(play.pace)
+    seats = [
+        asyncio.create_task(_follow_seat(client, seating, seat, play, pacer, stop))
+        for seat in seating.seats
+    ]
+    try:
+        return any(await asyncio.gather(*seats))
+    finally:
+        for task in seats:
+            task.cancel()
+
+
+async def _follow_seat(
+    client: StackClient,
+    seating: Seating,
+    seat: int,
+    play: Play,
+    pacer: Pacer,
+    stop: asyncio.Event,
+) -> bool:
+    guest = seating.seats[seat]
+    figures = client.figures
+    stopped = asyncio.create_task(stop.wait())
+    delay = 0.05
+    try:
+        while not stop.is_set():
+            call = client.table.WatchTable(
+                table_pb2.WatchTableRequest(
+                    table_id=seating.table_id, seat=seat, start_with_view=True, changes=True
+                ),
+                metadata=await guest.auth(),
+            )
+            view: common_pb2.SeatView | None = None
+            try:
+                while True:
+                    read = asyncio.ensure_future(call.read())
+                    await asyncio.wait({read, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                    if not read.done():
+                        read.cancel()
+                        return False
+                    item = read.result()
+                    if item is grpc.aio.EOF:
+                        return True  # the match's (or the table's) last event was sent
+                    delay = 0.05
+                    newer = item.change.view if item.HasField("change") else item.view
+                    if newer.ByteSize() and (
+                        view is None or newer.as_of_sequence >= view.as_of_sequence
+                    ):
+                        view = newer
+                    while (
+                        view is not None
+                        and view.phase in ACTIVE
+                        and view.turn == seat
+                        and not stop.is_set()
+                    ):
+                        view = await _act(client, seating, seat, view, play, pacer, figures)
+            except grpc.aio.AioRpcError as error:
+                figures.failed("WatchTable", error)
+                if error.code() not in RETRYABLE:
+                    raise
+            finally:
+                call.cancel()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+        return False
+    finally:
+        stopped.cancel()
+
+
+async def _act(
+    client: StackClient,
+    seating: Seating,
+    seat: int,
+    view: common_pb2.SeatView,
+    play: Play,
+    pacer: Pacer,
+    figures: Figures,
+) -> common_pb2.SeatView | None:
+    """One move of ``seat`` from ``view``: its view after the move, or None when the move was
+    refused (stale: the stream brings the news)."""
+    await pacer.wait()
+    actions = await play.decide(view)
+    request = table_pb2.ActRequest(
+        request_id=uuid.uuid4().hex,
+        table_id=seating.table_id,
+        seat=seat,
+        actions=actions,
+        expected_state_version=view.state_version,
+    )
+    began = time.perf_counter()
+    try:
+        answer = await client.rpc(
+            lambda c: c.table.Act,
+            request,
+            seating.seats[seat].auth,
+            name="Act",
+            retry_seconds=play.retry_seconds,
+        )
+    except grpc.aio.AioRpcError:
+        return None
+    if figures.recording:
+        answered = time.perf_counter()
+        figures.latencies.append((answered - began) * 1000)
+        figures.answered.append(answered)
+        figures.moves += 1
+    result: common_pb2.SeatView = answer.view
+    return result
 
 
 # --------------------------------------------------------------------------------------------

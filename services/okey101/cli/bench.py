@@ -221,15 +221,22 @@ def _add_bench_load(targets: Commands) -> None:
         "load",
         help="the whole stack as five processes, many tables played through the public API",
         description="Start lobby, table, scoring, rules and bot on free ports with temporary "
-        "PostgreSQL databases (or SQLite), log guests in, seat TABLES tables through the lobby "
-        "(quick match and hosted) and play them for MINUTES; Act latency, hands lost between "
-        "the tables and scoring, each service's peak memory. Exit status 1 on an error or a "
-        "lost hand.",
+        "PostgreSQL databases (or SQLite), log guests in, each with their own WatchPlayer "
+        "stream, seat TABLES tables through the lobby (quick match and hosted) and play them "
+        "for MINUTES, each seat following its WatchTable stream and deciding in this process; "
+        "Act latency, processor time a move, hands lost between the tables and scoring, each "
+        "service's peak memory. Exit status 1 on an error or a lost hand.",
     )
     parser.add_argument("--tables", type=positive_int, default=20, help="tables at once")
     parser.add_argument("--minutes", type=float, default=1.0, help="minutes measured")
     parser.add_argument(
         "--pace", type=float, default=0.0, help="moves a second per table (default: full speed)"
+    )
+    parser.add_argument(
+        "--level",
+        choices=("random", "easy", "normal", "hard"),
+        default="easy",
+        help="the engine's bot that chooses the players' moves in this process (default easy)",
     )
     parser.add_argument("--sqlite", action="store_true", help="SQLite files, not PostgreSQL")
     parser.add_argument(
@@ -245,7 +252,13 @@ def _bench_load(args: argparse.Namespace) -> int:
     from okey101.bench import load_bench
 
     return load_bench.main(
-        args.tables, args.minutes, args.pace, args.sqlite, args.database_url, args.json
+        args.tables,
+        args.minutes,
+        args.pace,
+        args.sqlite,
+        args.database_url,
+        args.json,
+        level=args.level,
     )
 
 

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Final
 
 import grpc
@@ -53,8 +53,12 @@ _log = structlog.get_logger("okey101.table")
 STEP_CONCURRENCY: Final = 64
 _ALIVE_EVERY_SECONDS: Final = 1.0
 _OUTBOX_BATCH: Final = 20
+#: Players' events sent in one RecordPlayerEvents call at most (the call's own limit).
+_PLAYER_EVENTS_BATCH: Final = 100
 #: The outbox rows owed to scoring (the players' streams' are ``player_events.KIND``).
 _SCORING_KINDS: Final = ("hand", "match")
+#: A claimed outbox row: (id, kind, key, payload, attempts before this one).
+OutboxRow = tuple[int, str, str, bytes, int]
 #: How long an outbox row claimed for sending waits before another try (scoring is idempotent:
 #: a row sent twice is recorded once).
 _OUTBOX_LEASE_SECONDS: Final = 10.0
@@ -106,8 +110,11 @@ class Workers:
         for name, loop in (
             ("held-timers", self.held.run),
             ("timers", self._timers),
-            ("outbox", lambda: self._outbox("scoring", _SCORING_KINDS)),
-            ("player-outbox", lambda: self._outbox("players", (player_events.KIND,))),
+            ("outbox", lambda: self._outbox("scoring", _SCORING_KINDS, _OUTBOX_BATCH)),
+            (
+                "player-outbox",
+                lambda: self._outbox("players", (player_events.KIND,), _PLAYER_EVENTS_BATCH),
+            ),
             ("watchdog", self._watchdog),
         ):
             self._tasks.append(asyncio.create_task(_forever(name, loop), name=f"table-{name}"))
@@ -219,24 +226,60 @@ class Workers:
         for owed in self._owed.values():
             owed.set()
 
-    async def _outbox(self, name: str, kinds: tuple[str, ...]) -> None:
-        """Send the outbox rows of ``kinds`` (one loop for scoring's, one for the players'
-        streams: a lobby out of reach never holds a score back)."""
+    async def _outbox(self, name: str, kinds: tuple[str, ...], batch: int) -> None:
+        """Send the outbox rows of ``kinds``, up to ``batch`` claimed at a time (one loop for
+        scoring's, one for the players' streams: a lobby out of reach never holds a score
+        back)."""
         owed = self._owed[name]
         while True:
             now_us = self.core.now_us()
             rows = await self.store.claim_outbox(
-                now_us, us(_OUTBOX_LEASE_SECONDS), _OUTBOX_BATCH, kinds=kinds
+                now_us, us(_OUTBOX_LEASE_SECONDS), batch, kinds=kinds
             )
-            for row_id, kind, key, payload, attempts in rows:
+            if name == "players" and rows:
+                self._sending.update(row[0] for row in rows)
+                try:
+                    await self._deliver_player_events(rows)
+                finally:
+                    self._sending.difference_update(row[0] for row in rows)
+            for row_id, kind, key, payload, attempts in rows if name != "players" else ():
                 self._sending.add(row_id)
                 try:
                     await self._deliver(row_id, kind, key, payload, attempts)
                 finally:
                     self._sending.discard(row_id)
-            if len(rows) < _OUTBOX_BATCH:
+            if len(rows) < batch:
                 owed.clear()
                 await wait_set(owed, self.options.poll_seconds)
+
+    async def _deliver_player_events(self, rows: Sequence[OutboxRow]) -> None:
+        """Players' events go to the lobby together, one RecordPlayerEvents call for what was
+        claimed (the lobby records each once by its key, so a retry may regroup them). A call
+        the lobby refuses as a whole is sent again a row at a time: a bad row is kept for its
+        fix (``_deliver``) and never holds the others back."""
+        metadata = self.autoplay.peers.metadata()
+        request = lobby_pb2.RecordPlayerEventsRequest(
+            request_id=uuid.uuid4().hex,
+            records=[lobby_pb2.PlayerEventRecord.FromString(row[3]) for row in rows],
+        )
+        try:
+            await self._lobby.RecordPlayerEvents(request, metadata=metadata, timeout=10)
+        except grpc.aio.AioRpcError as error:
+            if error.code() == grpc.StatusCode.INVALID_ARGUMENT and len(rows) > 1:
+                for row in rows:
+                    await self._deliver(*row)
+                return
+            attempts = max(row[4] for row in rows)
+            delay = min(60.0, 0.5 * 2 ** min(attempts, 8))
+            level = _log.warning if error.code() == grpc.StatusCode.UNAVAILABLE else _log.error
+            level("outbox delivery failed", kind=player_events.KIND, rows=len(rows),
+                  code=error.code().name)  # fmt: skip
+            retry = self.core.now_us() + round(delay * 1e6)
+            await self.store.outbox_failed_all(
+                [row[0] for row in rows], retry, f"{error.code().name}: {error.details()}"
+            )
+            return
+        await self.store.outbox_sent([row[0] for row in rows], self.core.now_us())
 
     async def _deliver(
         self, row_id: int, kind: str, key: str, payload: bytes, attempts: int
@@ -251,7 +294,7 @@ class Workers:
                 record = lobby_pb2.PlayerEventRecord.FromString(payload)
                 await self._lobby.RecordPlayerEvents(
                     lobby_pb2.RecordPlayerEventsRequest(
-                        request_id=f"table-{row_id}", records=[record]
+                        request_id=uuid.uuid4().hex, records=[record]
                     ),
                     metadata=metadata,
                     timeout=10,
@@ -271,7 +314,7 @@ class Workers:
             retry = self.core.now_us() + round(delay * 1e6)
             await self.store.outbox_failed(row_id, retry, f"{error.code().name}: {error.details()}")
             return
-        await self.store.outbox_sent(row_id, self.core.now_us())
+        await self.store.outbox_sent([row_id], self.core.now_us())
 
     # ----------------------------------------------------------------------------------------
     # Watchdog

@@ -22,7 +22,7 @@ import contextlib
 import json
 import secrets
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Final
 
 import grpc
@@ -54,6 +54,7 @@ from okey101.table.errors import (
     Invalid,
     Missing,
 )
+from okey101.table.journal import EventRow
 from okey101.table.limits import ActLimiter
 from okey101.table.live import LiveTable
 from okey101.table.moves import action_kinds, plan_moves
@@ -67,7 +68,7 @@ from okey101.table.seating import (
     plan_sit,
 )
 from okey101.table.turns import start_timer
-from okey101.table.views import table_message
+from okey101.table.views import SeatViews, table_message
 
 NAME: Final = "table"
 SERVICE_NAME: Final = "okey.v1.TableService"
@@ -117,6 +118,19 @@ _VIEW_FIELD: Final = table_pb2.GetSeatViewResponse.DESCRIPTOR.fields_by_name["vi
 _WATCH_FIELDS: Final = table_pb2.WatchTableResponse.DESCRIPTOR.fields_by_name
 _WATCH_EVENT: Final[int] = _WATCH_FIELDS["event"].number
 _WATCH_VIEW: Final[int] = _WATCH_FIELDS["view"].number
+_WATCH_CHANGE: Final[int] = _WATCH_FIELDS["change"].number
+_CHANGE_FIELDS: Final = table_pb2.TableChange.DESCRIPTOR.fields_by_name
+_CHANGE_EVENT: Final[int] = _CHANGE_FIELDS["events"].number
+_CHANGE_VIEW: Final[int] = _CHANGE_FIELDS["view"].number
+
+
+def _change_message(events: Sequence[EventRow], seat: int | None, views: SeatViews) -> bytes:
+    """A WatchTable ``change`` message: ``events`` as ``seat`` sees them and, when they reach
+    the revision ``views`` shows, that seat's view (serialized, as the stream sends it)."""
+    body = b"".join(wire.length_delimited(_CHANGE_EVENT, e.copy_for(seat)) for e in events)
+    if events[-1].sequence == views.record.last_sequence:
+        body += wire.length_delimited(_CHANGE_VIEW, views.of(seat))
+    return wire.length_delimited(_WATCH_CHANGE, body)
 
 
 class TableServicer:
@@ -542,6 +556,13 @@ class TableServicer:
                     events = await self.store.events_after(
                         table_id, after, limit=_MAX_EVENTS_PER_READ
                     )
+                if request.changes and events:
+                    if any(e.kind == common_pb2.EVENT_KIND_MATCH_ENDED for e in events):
+                        await self._match_scored(live.record.match_id)
+                    yield _change_message(events, seat, live.views)
+                    after = events[-1].sequence
+                    last_sent = any(event.kind in _LAST_EVENTS for event in events)
+                    continue
                 for event in events:
                     if event.kind == common_pb2.EVENT_KIND_MATCH_ENDED:
                         await self._match_scored(live.record.match_id)

@@ -291,10 +291,14 @@ class TableStore:
 
         return await self._transaction(work)
 
-    async def outbox_sent(self, row_id: int, now_us: int) -> None:
+    async def outbox_sent(self, row_ids: Sequence[int], now_us: int) -> None:
+        """The rows ``row_ids`` were acknowledged."""
+
         async def work(session: AsyncConnection) -> None:
             await session.execute(
-                update(models.outbox).where(models.outbox.c.id == row_id).values(sent_us=now_us)
+                update(models.outbox)
+                .where(models.outbox.c.id.in_(list(row_ids)))
+                .values(sent_us=now_us)
             )
 
         await self._transaction(work)
