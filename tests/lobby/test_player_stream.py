@@ -7,6 +7,7 @@ rules, bot) beside it; players log in and watch their own streams while they are
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -15,11 +16,13 @@ import grpc
 import pytest
 from okey.v1 import common_pb2, lobby_pb2, table_pb2
 
+from okey101.lobby.rpc.player_stream import seats_held
 from okey101.stack import free_port
 
 from support.databases import TEST_DATABASE_ENV, postgres_database
 from support.lobby import Client, bearer, lobby_client, refused, run
 from support.lobby_peers import lobby_for, peers_running, play_seat
+from support.service_stack import FAST
 
 SEATED = lobby_pb2.PLAYER_EVENT_KIND_QUICK_MATCH_SEATED
 
@@ -424,3 +427,126 @@ async def _table_log(peers: Any, guest: Any, table_id: str) -> list[common_pb2.E
     finally:
         call.cancel()
     return events
+
+
+async def _next_of(
+    watch: Watch, kind: int, table_id: str = "", timeout: float = 60.0
+) -> lobby_pb2.PlayerEvent:
+    """The stream's first event of ``kind`` (at ``table_id``, if given), once it has come."""
+    async with asyncio.timeout(timeout):
+        while True:
+            for event in watch.events():
+                if event.kind == kind and table_id in ("", event.table_id):
+                    return event
+            await watch.until(len(watch.items) + 1, timeout=timeout)
+
+
+def test_the_snapshot_lists_the_seats_held_and_which_are_away(tmp_path: Path) -> None:
+    """A player seated by a quick match (with three bots) also hosts a table with another
+    player and two bots. They do not play there: their first turn runs out and the seat is
+    away (one missed turn here), and the snapshot lists both seats, in the order the player
+    heard of them, the hosted one away. Back through WatchTable with return_to_seat (SEAT_BACK
+    on the stream), it is not away; once the hosted match has ended (MATCH_ENDED), only the
+    quick-match seat is left."""
+    options = dataclasses.replace(FAST, missed_turns_before_away=1)
+
+    async def scenario() -> None:
+        port = free_port()
+        settings_of = {"port": port, "quick_match_wait_seconds": 0.0}
+        async with (
+            peers_running(tmp_path, options=options, lobby_address=f"127.0.0.1:{port}") as peers,
+            lobby_client(lobby_for(tmp_path, peers, **settings_of)) as client,
+        ):
+            host, other = await client.guest(name="Seats"), await client.guest(name="Other")
+            token = host.tokens.access_token
+            watch = Watch(client, token, lobby_pb2.WatchPlayerRequest())
+            await join(client, host, "seats-q")
+            seated = await _next_of(watch, SEATED)
+            quick = lobby_pb2.PlayerSeat(table_id=seated.table_id, seat=seated.seat)
+            hosted = await client.stub.HostTable(
+                lobby_pb2.HostTableRequest(
+                    request_id="seats-h",
+                    rules=common_pb2.RuleSet(
+                        preset=common_pb2.RULE_PRESET_BOOMBALA,
+                        match_end=common_pb2.MATCH_END_FIXED_HANDS,
+                        match_hands=3,
+                        turn_seconds=2,
+                    ),
+                    visibility=common_pb2.TABLE_VISIBILITY_PRIVATE,
+                    host_seat=0,
+                    bots=[
+                        lobby_pb2.BotSeat(seat=seat, level=common_pb2.BOT_LEVEL_RANDOM)
+                        for seat in (2, 3)
+                    ],
+                    start_when_full=True,
+                ),
+                metadata=bearer(token),
+            )
+            table_id = hosted.table.table_id
+            await client.stub.JoinTable(
+                lobby_pb2.JoinTableRequest(
+                    request_id="seats-j", invite_code=hosted.table.invite_code, seat=1
+                ),
+                metadata=bearer(other.tokens.access_token),
+            )
+            other_plays = asyncio.ensure_future(
+                play_seat(peers, other.tokens.access_token, table_id, 1, seed=5)
+            )
+            await _next_of(watch, lobby_pb2.PLAYER_EVENT_KIND_SEAT_AWAY, table_id)
+            request = lobby_pb2.WatchPlayerRequest(start_with_snapshot=True)
+            away = (await _first(client, host, request)).snapshot
+            assert list(away.seats) == [
+                quick,
+                lobby_pb2.PlayerSeat(table_id=table_id, seat=0, away=True),
+            ]
+
+            back_call = peers.tables.WatchTable(
+                table_pb2.WatchTableRequest(table_id=table_id, seat=0, return_to_seat=True),
+                metadata=bearer(token),
+            )
+            await _next_of(watch, lobby_pb2.PLAYER_EVENT_KIND_SEAT_BACK, table_id)
+            back_call.cancel()
+            back = (await _first(client, host, request)).snapshot
+            assert list(back.seats) == [quick, lobby_pb2.PlayerSeat(table_id=table_id, seat=0)]
+            assert back.as_of_sequence > away.as_of_sequence
+
+            await asyncio.wait_for(
+                asyncio.gather(play_seat(peers, token, table_id, 0, seed=3), other_plays), 120
+            )
+            await _next_of(watch, lobby_pb2.PLAYER_EVENT_KIND_MATCH_ENDED, table_id)
+            ended = (await _first(client, host, request)).snapshot
+            # The quick-match seat (45 s turns) is still held, not played.
+            assert [(s.table_id, s.seat) for s in ended.seats] == [(quick.table_id, quick.seat)]
+            await watch.close()
+
+    run(scenario())
+
+
+def _told(sequence: int, kind: int, table_id: str, time_us: int = 0, **fields: Any) -> Any:
+    event = lobby_pb2.PlayerEvent(sequence=sequence, kind=kind, table_id=table_id, **fields)
+    event.time.FromMicroseconds(time_us or sequence)
+    return event
+
+
+def test_a_seats_away_state_is_its_latest_by_the_tables_time_whatever_order_it_came_in() -> None:
+    """A table's events reach the lobby in the order its outbox delivered them, which after a
+    lobby outage need not be the table's: the seat's away state is its latest SEAT_AWAY or
+    SEAT_BACK by the table's time; a MATCH_ENDED ends its table even before its other events;
+    a tournament's table goes with the tournament; a table first heard of by a turn is listed."""
+    kinds = lobby_pb2
+    events = [
+        _told(1, kinds.PLAYER_EVENT_KIND_QUICK_MATCH_SEATED, "t-quick", seat=2),
+        _told(2, kinds.PLAYER_EVENT_KIND_SEAT_BACK, "t-quick", time_us=200, seat=2),
+        _told(3, kinds.PLAYER_EVENT_KIND_SEAT_AWAY, "t-quick", time_us=100, seat=2),
+        _told(4, kinds.PLAYER_EVENT_KIND_TOURNAMENT_SEATED, "t-cup", tournament_id="c", round=2),
+        _told(5, kinds.PLAYER_EVENT_KIND_TOURNAMENT_SEATED, "t-gone", tournament_id="x", round=1),
+        _told(6, kinds.PLAYER_EVENT_KIND_MATCH_ENDED, "t-done", seat=1),
+        _told(7, kinds.PLAYER_EVENT_KIND_TURN_STARTED, "t-done", time_us=1, seat=1),
+        _told(8, kinds.PLAYER_EVENT_KIND_TURN_STARTED, "t-hosted", seat=3),
+        _told(9, kinds.PLAYER_EVENT_KIND_SEAT_AWAY, "t-hosted", seat=3),
+    ]
+    assert seats_held(events, frozenset({"c"})) == [
+        lobby_pb2.PlayerSeat(table_id="t-quick", seat=2, away=False),
+        lobby_pb2.PlayerSeat(table_id="t-cup", seat=0, tournament_id="c", round=2),
+        lobby_pb2.PlayerSeat(table_id="t-hosted", seat=3, away=True),
+    ]

@@ -58,6 +58,33 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "A seat is 0, 1, 2 or 3, not {seat}.",
         "tr": "Koltuk 0, 1, 2 ya da 3 olur, {seat} değil.",
     },
+    # Push devices (RegisterPushDevice; docs/push.md).
+    "BAD_PUSH_PLATFORM": {
+        "en": "A push platform is FCM, APNS or WEBHOOK, not {value}.",
+        "tr": "Bildirim platformu FCM, APNS ya da WEBHOOK olur, {value} değil.",
+    },
+    "BAD_PUSH_TOKEN": {
+        "en": "This is not a {platform} token: an FCM registration token is letters, digits "
+        "and -_:. without spaces; an APNs device token is hexadecimal digits.",
+        "tr": "Bu bir {platform} anahtarı değil: FCM kayıt anahtarı boşluksuz harf, rakam ve "
+        "-_:. karakterlerinden oluşur; APNs cihaz anahtarı onaltılık rakamlardan.",
+    },
+    "BAD_WEBHOOK_URL": {
+        "en": "A webhook is an https:// URL with a host name and no user or password in it; "
+        "addresses of private networks are refused.",
+        "tr": "Webhook, içinde kullanıcı adı ya da şifre olmayan, bir sunucu adı taşıyan "
+        "https:// adresidir; özel ağ adresleri kabul edilmez.",
+    },
+    "BAD_PUSH_LANGUAGE": {
+        "en": "A device's notifications are in English (en) or Turkish (tr), not {language}.",
+        "tr": "Cihaz bildirimleri İngilizce (en) ya da Türkçe (tr) olur, {language} değil.",
+    },
+    "PUSH_PLATFORM_NOT_CONFIGURED": {
+        "en": "This server sends no notifications through {platform}: its operator has not "
+        "configured it. Use another platform, or keep WatchPlayer open.",
+        "tr": "Bu sunucu {platform} üzerinden bildirim göndermiyor: işletmecisi bunu "
+        "yapılandırmamış. Başka bir platform kullan ya da WatchPlayer akışını açık tut.",
+    },
     # Who you are.
     "GUEST_SECRET_REQUIRED": {
         "en": "This device has logged in before: send the guest secret its first login gave.",

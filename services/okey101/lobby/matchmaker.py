@@ -150,7 +150,8 @@ class Matchmaker:
                 table_entry(table, source="quick_match"), session=session
             )
             events = self._repository.player_events
-            for ticket, seat in seated:
+            # In player order, as every writer of players' events takes their cursor rows.
+            for ticket, seat in sorted(seated, key=lambda placed: placed[0].player_id):
                 await events.append(
                     session,
                     ticket.player_id,

@@ -27,6 +27,13 @@ microseconds since the epoch (``*_us``), as in the scoring service.
 - ``lobby_player_events``: each player's own events (WatchPlayer), numbered per player; kept 24
   hours. ``lobby_player_cursors``: each player's last sequence number, so numbers are never
   reused once old events are deleted (the row's lock orders a player's concurrent events).
+- ``lobby_push_devices``: where a player's push notifications go (a platform and its token,
+  unique by the token's digest) and in which language (``lobby.push``).
+- ``lobby_push_outbox``: one row per pushed event per device, keyed by the event (player and
+  sequence) and the device, so it is enqueued once, with its state, attempts, next attempt and
+  the moment after which it is no longer worth sending.
+- ``lobby_player_presence``: one row per open WatchPlayer stream, on any pod, with a lease its
+  pod renews while the stream is open (a push is not sent to a player who has one).
 """
 
 from __future__ import annotations
@@ -281,12 +288,81 @@ player_cursors = Table(
     Column("last_sequence", BigInteger, nullable=False),
 )
 
+push_devices = Table(
+    "lobby_push_devices",
+    metadata,
+    Column("device_id", String(ID_LENGTH), primary_key=True),
+    Column(
+        "player_id",
+        String(ID_LENGTH),
+        ForeignKey("lobby_players.player_id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    # fcm, apns or webhook.
+    Column("platform", String(8), nullable=False),
+    # The FCM registration token, the APNs device token (hex) or the webhook URL.
+    Column("token", Text, nullable=False),
+    # SHA-256 hex of the platform and the token: one device per token.
+    Column("token_digest", String(64), nullable=False, unique=True),
+    # en or tr.
+    Column("language", String(2), nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+    # Registered (again) last: the oldest goes first when a player has too many.
+    Column("registered_us", BigInteger, nullable=False),
+    Index("ix_lobby_push_devices_player", "player_id", "registered_us"),
+)
+
+push_outbox = Table(
+    "lobby_push_outbox",
+    metadata,
+    # The event (its player and sequence) and the device: enqueued once.
+    Column("player_id", String(ID_LENGTH), primary_key=True),
+    Column("sequence", BigInteger, primary_key=True, autoincrement=False),
+    Column(
+        "device_id",
+        String(ID_LENGTH),
+        ForeignKey("lobby_push_devices.device_id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("kind", Integer, nullable=False),
+    # The PlayerEvent message (lobby.proto), as appended.
+    Column("event", LargeBinary, nullable=False),
+    # pending, sending (claimed by a sender until next_attempt_us), sent or dropped.
+    Column("state", String(8), nullable=False),
+    # Why it was dropped: expired, superseded, stream, rejected, failed, lost.
+    Column("reason", String(16), nullable=True),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("created_us", BigInteger, nullable=False),
+    Column("next_attempt_us", BigInteger, nullable=False),
+    Column("expires_us", BigInteger, nullable=False),
+    Column("done_us", BigInteger, nullable=True),
+    Index("ix_lobby_push_outbox_due", "state", "next_attempt_us"),
+    Index("ix_lobby_push_outbox_device", "device_id"),
+    Index("ix_lobby_push_outbox_created", "created_us"),
+)
+
+player_presence = Table(
+    "lobby_player_presence",
+    metadata,
+    Column("stream_id", String(ID_LENGTH), primary_key=True),
+    Column("player_id", String(ID_LENGTH), nullable=False),
+    # The lobby pod serving the stream.
+    Column("holder", String(128), nullable=False),
+    # The stream counts as open until then (renewed while it is).
+    Column("expires_us", BigInteger, nullable=False),
+    Index("ix_lobby_player_presence_player", "player_id", "expires_us"),
+    Index("ix_lobby_player_presence_holder", "holder"),
+)
+
 __all__ = [
     "hostings",
     "metadata",
     "player_cursors",
     "player_events",
+    "player_presence",
     "players",
+    "push_devices",
+    "push_outbox",
     "queue",
     "rate_limits",
     "refresh_tokens",

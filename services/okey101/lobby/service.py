@@ -2,15 +2,16 @@
 tables, quick match and tournaments.
 
 ``LobbyServicer`` answers the RPCs, a group per module of ``rpc`` (players and tokens, tables,
-quick match, tournaments, the player's own stream): each checks its request, calls the lobby's
-stores (``stores``) and, for tables, the table service (``peer_clients``), and builds the answer
-(``messages``); an ``OkeyError`` ends the call with its status and a sentence in the request's
-language, a table service error is passed on as it is. Until the database is migrated (``prepare``)
-calls are UNAVAILABLE SERVICE_STARTING; a database that cannot be reached is UNAVAILABLE
-DATABASE_UNAVAILABLE.
+quick match, tournaments, the player's own stream, push devices): each checks its request,
+calls the lobby's stores (``stores``) and, for tables, the table service (``peer_clients``), and
+builds the answer (``messages``); an ``OkeyError`` ends the call with its status and a sentence
+in the request's language, a table service error is passed on as it is. Until the database is
+migrated (``prepare``) calls are UNAVAILABLE SERVICE_STARTING; a database that cannot be
+reached is UNAVAILABLE DATABASE_UNAVAILABLE.
 
 ``start_lobby(settings)`` runs the whole lobby in-process (gRPC, the JWKS over HTTP, the
-matchmaker, the tournament driver and the hosting finisher) as ``okey101 serve lobby`` does;
+matchmaker, the tournament driver, the hosting finisher and the push sender, ``lobby.push``) as
+``okey101 serve lobby`` does;
 ``serve_lobby`` runs it until SIGTERM. The decisions behind it are in ``docs/lobby.md``.
 """
 
@@ -31,9 +32,12 @@ from sqlalchemy.engine import make_url
 from okey101.lobby.credentials import Passwords
 from okey101.lobby.hosting_finisher import HostingFinisher
 from okey101.lobby.jwks_http import JwksServer, start_jwks_server
+from okey101.lobby.push.providers import PushProviders, providers_for
+from okey101.lobby.push.sender import PushSender
 from okey101.lobby.rpc.base import NAME, Options, log
 from okey101.lobby.rpc.player_stream import PlayerStreamCalls
 from okey101.lobby.rpc.players import PlayerCalls
+from okey101.lobby.rpc.push import PushCalls
 from okey101.lobby.rpc.quick_match import QuickMatchCalls
 from okey101.lobby.rpc.tables import TableCalls
 from okey101.lobby.rpc.tournaments import TournamentCalls
@@ -88,6 +92,8 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
     "GetTournamentStandings": _PLAYER_OR_SERVICE,
     "WatchPlayer": _PLAYER,
     "RecordPlayerEvents": ("service",),
+    "RegisterPushDevice": _PLAYER,
+    "UnregisterPushDevice": _PLAYER,
 }
 
 
@@ -101,9 +107,10 @@ class LobbyServicer(
     QuickMatchCalls,
     TournamentCalls,
     PlayerStreamCalls,
+    PushCalls,
     lobby_pb2_grpc.LobbyServiceServicer,
 ):
-    """okey.v1.LobbyService: the five groups of RPCs (module docstring) as one servicer."""
+    """okey.v1.LobbyService: its groups of RPCs (module docstring) as one servicer."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -144,6 +151,9 @@ class Lobby:
     tasks: list[asyncio.Task[None]]
     #: On PostgreSQL: other pods' players' events, heard (``stores.player_events``).
     listener: PostgresListener | None = None
+    #: The push platforms' senders and the loop that sends (``lobby.push``).
+    push: PushProviders | None = None
+    sender: PushSender | None = None
 
     @property
     def target(self) -> str:
@@ -156,6 +166,8 @@ class Lobby:
     async def stop(self, grace: float | None = None) -> None:
         """Drain gRPC, stop the workers (giving tournament leases up), close everything."""
         await self.handle.stop(grace)
+        if self.sender is not None:
+            await self.sender.stop()
         for task in self.tasks:
             task.cancel()
         for task in self.tasks:
@@ -163,6 +175,9 @@ class Lobby:
                 await task
         if self.listener is not None:
             await self.listener.stop()
+        await self.servicer.repository.presence.release()
+        if self.push is not None:
+            await self.push.aclose()
         await self.driver.release()
         await asyncio.to_thread(self.jwks.close)
         await self.peers.close()
@@ -199,6 +214,7 @@ async def open_lobby(
     )
     published = published_jwks(signing_key, settings)
     verifier = JwksVerifier(published)
+    push = providers_for(settings)
     database = Database.for_service(NAME, settings)
     peers = PeerChannels(settings, signing_key=signing_key)
     servicer = LobbyServicer(
@@ -211,11 +227,13 @@ async def open_lobby(
         refresh_token_seconds=settings.refresh_token_seconds,
         lease_seconds=settings.tournament_lease_seconds,
         passwords=passwords,
+        push=push,
     )
     try:
         jwks = start_jwks_server(settings.host, settings.jwks_port, lambda: published)
     except OSError as error:
         await database.dispose()
+        await push.aclose()
         raise ConfigError(
             f"cannot serve the JWKS on {settings.host}:{settings.jwks_port}: {error}"
         ) from None
@@ -234,15 +252,19 @@ async def open_lobby(
     except BaseException:
         await asyncio.to_thread(jwks.close)
         await database.dispose()
+        await push.aclose()
         raise
     driver = TournamentDriver(
         servicer.repository, servicer.tables, servicer.scoring, interval=driver_interval
     )
+    sender = PushSender(servicer.repository.push_outbox, push)
     tasks = [
         asyncio.ensure_future(servicer.matchmaker.run()),
         asyncio.ensure_future(driver.run()),
         asyncio.ensure_future(HostingFinisher(servicer.repository, servicer.tables).run()),
         asyncio.ensure_future(_housekeeping(servicer.repository)),
+        asyncio.ensure_future(sender.run()),
+        asyncio.ensure_future(servicer.repository.presence.run()),
     ]
     listener = None
     if database.dialect == "postgresql":
@@ -256,7 +278,7 @@ async def open_lobby(
         )
         listener.start()
     log.info("lobby ready", jwks_port=jwks.port, holder=driver.holder)
-    return Lobby(handle, servicer, jwks, driver, peers, tasks, listener)
+    return Lobby(handle, servicer, jwks, driver, peers, tasks, listener, push, sender)
 
 
 @contextlib.asynccontextmanager

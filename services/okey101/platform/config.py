@@ -99,6 +99,19 @@ class Settings:
     http_body_timeout_seconds: float = 30.0
     http_keep_alive_seconds: float = 75.0
     http_max_connections: int = 4096
+    # The lobby's push notifications (docs/push.md): each platform's credentials (a platform
+    # without them is not offered: RegisterPushDevice refuses it), the providers' base URLs,
+    # and a CA bundle trusted besides the system's (a test's local providers).
+    push_fcm_credentials_file: Path | None = None
+    push_fcm_url: str = "https://fcm.googleapis.com"
+    push_apns_key_file: Path | None = None
+    push_apns_key_id: str | None = None
+    push_apns_team_id: str | None = None
+    push_apns_topic: str | None = None
+    push_apns_url: str = "https://api.push.apple.com"
+    push_webhook_secret_file: Path | None = None
+    push_webhook_allow_loopback: bool = False
+    push_ca_file: Path | None = None
 
     def replace(self, **changes: object) -> Settings:
         """A copy with some settings changed (tests use port 0 and short drains)."""
@@ -205,6 +218,40 @@ SETTINGS: tuple[_Spec, ...] = (
         "http_max_connections",
         "--http-max-connections",
         "edge: connections held at once; one more is answered 503 (default 4096)",
+    ),
+    _Spec(
+        "push_fcm_credentials_file",
+        "--push-fcm-credentials-file",
+        "lobby: FCM's service-account JSON (push through FCM HTTP v1; unset or absent: off)",
+    ),
+    _Spec("push_fcm_url", "--push-fcm-url", "lobby: FCM's base URL (https://fcm.googleapis.com)"),
+    _Spec(
+        "push_apns_key_file",
+        "--push-apns-key-file",
+        "lobby: the APNs provider key (.p8, ES256; unset or absent: APNs off)",
+    ),
+    _Spec("push_apns_key_id", "--push-apns-key-id", "lobby: the APNs key's id (kid)"),
+    _Spec("push_apns_team_id", "--push-apns-team-id", "lobby: the Apple team id (iss)"),
+    _Spec("push_apns_topic", "--push-apns-topic", "lobby: the app's bundle id (apns-topic)"),
+    _Spec(
+        "push_apns_url",
+        "--push-apns-url",
+        "lobby: APNs' base URL (https://api.push.apple.com; the sandbox's for development)",
+    ),
+    _Spec(
+        "push_webhook_secret_file",
+        "--push-webhook-secret-file",
+        "lobby: the secret that signs webhook notifications (unset or absent: webhooks off)",
+    ),
+    _Spec(
+        "push_webhook_allow_loopback",
+        "--push-webhook-allow-loopback",
+        "lobby: 1/0: webhooks may be http:// URLs on loopback hosts (tests only; default 0)",
+    ),
+    _Spec(
+        "push_ca_file",
+        "--push-ca-file",
+        "lobby: CA certificates (PEM) trusted for push providers besides the system's",
     ),
 )
 
@@ -315,6 +362,20 @@ def load_settings(
             "http_keep_alive_seconds", raw("http_keep_alive_seconds"), 75.0
         ),
         http_max_connections=_count("http_max_connections", raw, 4096),
+        push_fcm_credentials_file=_path(raw("push_fcm_credentials_file")),
+        push_fcm_url=_base_url("push_fcm_url", raw("push_fcm_url"), "https://fcm.googleapis.com"),
+        push_apns_key_file=_path(raw("push_apns_key_file")),
+        push_apns_key_id=raw("push_apns_key_id"),
+        push_apns_team_id=raw("push_apns_team_id"),
+        push_apns_topic=raw("push_apns_topic"),
+        push_apns_url=_base_url(
+            "push_apns_url", raw("push_apns_url"), "https://api.push.apple.com"
+        ),
+        push_webhook_secret_file=_path(raw("push_webhook_secret_file")),
+        push_webhook_allow_loopback=_bool(
+            "push_webhook_allow_loopback", raw("push_webhook_allow_loopback"), default=False
+        ),
+        push_ca_file=_path(raw("push_ca_file")),
     )
     if settings.jwks_url and settings.jwks_file:
         raise ConfigError("set jwks_url or jwks_file, not both")
@@ -379,6 +440,14 @@ def _count(name: str, raw: Callable[[str], str | None], default: int) -> int:
     if count < 1:
         raise ConfigError(f"{name} must be at least 1, not {count}")
     return count
+
+
+def _base_url(name: str, value: str | None, default: str) -> str:
+    """An http(s) base URL, without a trailing slash."""
+    url = (value or default).rstrip("/")
+    if not url.startswith(("https://", "http://")) or len(url) <= len("https://"):
+        raise ConfigError(f"{name} must be an http(s) URL, not {value!r}")
+    return url
 
 
 def _path(value: str | None) -> Path | None:

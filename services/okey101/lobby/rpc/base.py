@@ -23,6 +23,7 @@ from okey101.lobby.errors import Denied, Limited, Missing, NotReady, status_of
 from okey101.lobby.matchmaker import Matchmaker
 from okey101.lobby.messages import revoked_logins_answer
 from okey101.lobby.peer_clients import ScoringClient, TableClient
+from okey101.lobby.push.providers import PushProviders
 from okey101.lobby.records import US, AccessToken, PlayerRow, now_us
 from okey101.lobby.stores import LobbyRepository
 from okey101.lobby.stores.rate_limits import Limits, RateLimit, address_subject
@@ -79,6 +80,7 @@ class LobbyCalls:
         refresh_token_seconds: float,
         lease_seconds: float,
         passwords: Passwords | None = None,
+        push: PushProviders | None = None,
     ) -> None:
         issuer = TokenIssuer(signing_key)
         ttl = options.access_token_seconds
@@ -101,6 +103,8 @@ class LobbyCalls:
         self.options = options
         self.passwords = passwords or Passwords()
         self.matchmaker = Matchmaker(self.repository, self.tables)
+        #: The push platforms this lobby sends through (``lobby.push.providers``).
+        self.push = push or PushProviders()
 
     async def revoked_logins(self, since_us: int) -> lobby_pb2.ListRevokedLoginsResponse:
         """The logins revoked at or after ``since_us`` that may still have live access tokens

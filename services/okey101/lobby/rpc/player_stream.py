@@ -5,12 +5,13 @@ A player's own stream).
 A stream takes the event it will wait on before it reads (``PlayerWakes.next_wake``), so a wake
 between the read and the wait is not missed; it also reads again every ``SAFETY_POLL_SECONDS``
 on its own, so a notification lost with a dropped listening connection costs a delay, never an
-event. Events go out in sequence order, each once per stream.
+event. Events go out in sequence order, each once per stream. While a stream is open the player
+counts as present on every pod (``push.presence``): their events' push notifications are not sent.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import Final
 
 from okey.v1 import lobby_pb2
@@ -65,6 +66,8 @@ class PlayerStreamCalls(LobbyCalls):
     ) -> AsyncIterator[lobby_pb2.WatchPlayerResponse]:
         events = self.repository.player_events
         wakes = events.wakes
+        presence = self.repository.presence
+        stream_id = await presence.open(player_id)
         wakes.open(player_id)
         try:
             after = request.after_sequence
@@ -93,6 +96,7 @@ class PlayerStreamCalls(LobbyCalls):
                     await wait_set(wake, SAFETY_POLL_SECONDS)
         finally:
             wakes.done(player_id)
+            presence.close(stream_id)
 
     async def RecordPlayerEvents(  # noqa: N802 (the generated servicer's names)
         self, request: lobby_pb2.RecordPlayerEventsRequest, context: Context
@@ -114,7 +118,9 @@ class PlayerStreamCalls(LobbyCalls):
 
             async def record_all(session: AsyncConnection) -> list[str]:
                 told = []
-                for record in request.records:
+                # In player order (each player's own kept in order): every transaction takes
+                # the players' cursor rows in the same order, so two never deadlock.
+                for record in sorted(request.records, key=lambda record: record.player_id):
                     event = lobby_pb2.PlayerEvent()
                     event.CopyFrom(record.event)
                     event.ClearField("sequence")
@@ -144,8 +150,58 @@ class PlayerStreamCalls(LobbyCalls):
         waiting = await self.repository.queue.waiting_ticket(player_id)
         if waiting is not None:
             snapshot.waiting_ticket.CopyFrom(ticket_message(waiting))
-        snapshot.tournament_ids.extend(await self.repository.tournaments.registered(player_id))
+        tournament_ids = await self.repository.tournaments.registered(player_id)
+        snapshot.tournament_ids.extend(tournament_ids)
+        told = await self.repository.player_events.of_kinds(player_id, SEAT_KINDS, up_to=last)
+        snapshot.seats.extend(seats_held(told, frozenset(tournament_ids)))
         return snapshot
 
 
-__all__ = ["PlayerStreamCalls"]
+#: The events that say where a player sits (``seats_held``).
+SEAT_KINDS: Final = frozenset(
+    {
+        lobby_pb2.PLAYER_EVENT_KIND_QUICK_MATCH_SEATED,
+        lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_SEATED,
+        *RECORDED_KINDS,
+    }
+)
+
+
+def seats_held(
+    events: Iterable[lobby_pb2.PlayerEvent], tournament_ids: frozenset[str]
+) -> list[lobby_pb2.PlayerSeat]:
+    """The seats a player holds at tables whose match has not ended, from their ``events``
+    (``SEAT_KINDS``, in sequence order) and the tournaments they are in that have not finished
+    (``PlayerSnapshot.seats``). A table's events may reach the lobby out of the table's order
+    (its outbox retries each on its own), so a seat's away state is its latest SEAT_AWAY or
+    SEAT_BACK by the table's time, and a MATCH_ENDED ends the table whenever it came."""
+    seats: dict[str, lobby_pb2.PlayerSeat] = {}
+    latest: dict[str, tuple[int, int]] = {}  # table: (time, sequence) of its latest away/back
+    ended: set[str] = set()
+    for event in events:
+        if not event.table_id:
+            continue
+        seat = seats.setdefault(
+            event.table_id, lobby_pb2.PlayerSeat(table_id=event.table_id, seat=event.seat)
+        )
+        if event.kind == lobby_pb2.PLAYER_EVENT_KIND_MATCH_ENDED:
+            ended.add(event.table_id)
+        elif event.kind == lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_SEATED:
+            seat.tournament_id, seat.round = event.tournament_id, event.round
+        elif event.kind in (
+            lobby_pb2.PLAYER_EVENT_KIND_SEAT_AWAY,
+            lobby_pb2.PLAYER_EVENT_KIND_SEAT_BACK,
+        ):
+            when = (event.time.ToMicroseconds(), event.sequence)
+            if when >= latest.get(event.table_id, (0, 0)):
+                latest[event.table_id] = when
+                seat.away = event.kind == lobby_pb2.PLAYER_EVENT_KIND_SEAT_AWAY
+    return [
+        seat
+        for table_id, seat in seats.items()
+        if table_id not in ended
+        and (not seat.tournament_id or seat.tournament_id in tournament_ids)
+    ]
+
+
+__all__ = ["SEAT_KINDS", "PlayerStreamCalls", "seats_held"]

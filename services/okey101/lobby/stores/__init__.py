@@ -9,6 +9,8 @@ database (SQLite in local mode, PostgreSQL in a cluster; the tables are ``lobby.
 - ``queue`` (``quick_match``): quick-match tickets;
 - ``tournaments``: tournaments, their players and tables, and the drivers' leases;
 - ``player_events``: each player's own events (WatchPlayer), numbered per player;
+- ``push_devices``, ``push_outbox``, ``presence``: players' push devices, the notifications
+  their events owe them, and the streams open on every pod (``lobby.push``);
 - stored answers of state-changing calls are ``answers`` (``platform.idempotency``).
 
 Every change is one transaction (``Database.transaction``: retried on a transient failure), and
@@ -36,6 +38,10 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from okey101.lobby.push.devices import PushDevices
+from okey101.lobby.push.outbox import KEPT_US as PUSHES_KEPT_US
+from okey101.lobby.push.outbox import PushOutbox
+from okey101.lobby.push.presence import StreamPresence
 from okey101.lobby.records import AccessIssuer, now_us
 from okey101.lobby.stores.accounts import Accounts
 from okey101.lobby.stores.answers import ANSWERS_KEPT_US, STORE
@@ -68,13 +74,17 @@ class LobbyRepository:
         self.hostings = Hostings(database)
         self.queue = QuickMatchQueue(database)
         self.player_events = PlayerEvents(database)
+        self.push_devices = PushDevices(database)
+        self.push_outbox = PushOutbox(database)
+        self.presence = StreamPresence(database)
         self.tournaments = Tournaments(
             database, lease_seconds=lease_seconds, events=self.player_events
         )
 
     async def prune(self) -> None:
         """Forget stored answers (and HostTable calls never done) past their keeping time,
-        long-expired refresh tokens, old rate-limit windows and players' events past a day."""
+        long-expired refresh tokens, old rate-limit windows, players' events and push
+        notifications past a day, and the presence of streams whose pod died."""
         now = now_us()
 
         async def work(session: AsyncConnection) -> None:
@@ -83,6 +93,8 @@ class LobbyRepository:
             await Accounts.prune(session, now)
             await RateCounter.prune(session, now)
             await PlayerEvents.prune(session, now - EVENTS_KEPT_US)
+            await PushOutbox.prune(session, now - PUSHES_KEPT_US)
+            await StreamPresence.prune(session, now)
 
         await self.database.transaction(work)
 

@@ -8,7 +8,9 @@ are numbered per player, 1, 2, ... with no gaps: the number comes from the playe
 themselves, so a number is never given twice. On PostgreSQL the transaction also sends ``NOTIFY
 okey101_player_events`` with the player id, delivered at commit to every lobby pod
 (``platform.listener``); on SQLite (one process) the writer wakes its streams itself once it has
-committed (``PlayerWakes``). Events are kept ``KEPT_US`` (24 hours).
+committed (``PlayerWakes``). Events are kept ``KEPT_US`` (24 hours). The kinds that go out as
+push notifications (``push.outbox.PUSHED_KINDS``) also owe one to each of the player's devices,
+enqueued in the same transaction (``PushOutbox.enqueue``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from okey101.lobby.models import player_cursors, player_events
+from okey101.lobby.push.outbox import PUSHED_KINDS, PushOutbox
 from okey101.lobby.records import US, now_us
 from okey101.platform.database import Database, dialect_insert
 
@@ -79,6 +82,8 @@ class PlayerEvents:
                 cause=cause,
             )
         )
+        if event.kind in PUSHED_KINDS:
+            await PushOutbox.enqueue(session, player_id, event)
         if self.database.dialect == "postgresql":
             await session.execute(select(func.pg_notify(NOTIFY_CHANNEL, player_id)))
         return sequence
@@ -95,6 +100,25 @@ class PlayerEvents:
                     .where(c.player_id == player_id, c.sequence > sequence)
                     .order_by(c.sequence)
                     .limit(limit)
+                )
+            ).all()
+        return [lobby_pb2.PlayerEvent.FromString(bytes(row.event)) for row in rows]
+
+    async def of_kinds(
+        self, player_id: str, kinds: Iterable[int], *, up_to: int
+    ) -> list[lobby_pb2.PlayerEvent]:
+        """``player_id``'s kept events of ``kinds`` up to sequence ``up_to``, in order."""
+        c = player_events.c
+        async with self.database.read() as session:
+            rows = (
+                await session.execute(
+                    select(c.event)
+                    .where(
+                        c.player_id == player_id,
+                        c.sequence <= up_to,
+                        c.kind.in_([int(kind) for kind in kinds]),
+                    )
+                    .order_by(c.sequence)
                 )
             ).all()
         return [lobby_pb2.PlayerEvent.FromString(bytes(row.event)) for row in rows]
