@@ -34,7 +34,7 @@ COPY protos ./protos
 COPY services ./services
 RUN pip install --no-deps . \
     && mkdir -p /opt/okey101/gen \
-    && python -m grpc_tools.protoc -I protos --python_out=/opt/okey101/gen \
+    && python -m grpc_tools.protoc -I protos -I protos/third_party --python_out=/opt/okey101/gen \
         --pyi_out=/opt/okey101/gen --grpc_python_out=/opt/okey101/gen protos/okey/v1/*.proto \
     && touch /opt/okey101/gen/okey/__init__.py /opt/okey101/gen/okey/v1/__init__.py \
     && python -c 'import sysconfig; open(sysconfig.get_paths()["purelib"] + "/okey101_gen.pth", "w").write("/opt/okey101/gen\n")' \

@@ -52,8 +52,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 $(GEN_STAMP): $(PROTOS) $(STAMP)
 	rm -rf $(GEN)/okey
 	mkdir -p $(GEN)
-	$(BIN)/python -m grpc_tools.protoc -I protos --python_out=$(GEN) --pyi_out=$(GEN) \
-		--grpc_python_out=$(GEN) $(PROTOS)
+	$(BIN)/python -m grpc_tools.protoc -I protos -I protos/third_party --python_out=$(GEN) \
+		--pyi_out=$(GEN) --grpc_python_out=$(GEN) $(PROTOS)
 	touch $(GEN)/okey/__init__.py $(GEN)/okey/v1/__init__.py $(GEN)/okey/py.typed
 	echo "$(abspath $(GEN))" > "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/okey101_gen.pth"
 	touch $@

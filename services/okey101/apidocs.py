@@ -77,6 +77,7 @@ def descriptor_set(proto_root: Path = PROTO_ROOT) -> descriptor_pb2.FileDescript
             [
                 "protoc",
                 f"-I{proto_root}",
+                f"-I{proto_root / 'third_party'}",
                 f"-I{bundled}",
                 "--include_source_info",
                 f"--descriptor_set_out={out}",

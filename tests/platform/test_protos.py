@@ -53,6 +53,7 @@ SERVICES: dict[str, set[str]] = {
         "GetSeatView",
         "GetHints",
         "WatchTable",
+        "Play",
         "SetDealSeed",
         "GetHandRecord",
         "CloseTable",
@@ -82,6 +83,8 @@ SERVICES: dict[str, set[str]] = {
         "GetTournamentStandings",
         "WatchPlayer",
         "RecordPlayerEvents",
+        "RegisterPushDevice",
+        "UnregisterPushDevice",
     },
     "ScoringService": {
         "RecordHand",
@@ -145,6 +148,7 @@ def descriptor_set(tmp_path_factory: pytest.TempPathFactory) -> descriptor_pb2.F
         [
             "grpc_tools.protoc",
             f"-I{PROTO_ROOT}",
+            f"-I{PROTO_ROOT / 'third_party'}",
             f"-I{well_known}",
             "--include_source_info",
             f"--descriptor_set_out={out}",
@@ -296,13 +300,31 @@ def test_every_call_has_its_own_request_and_response(
         assert method.output_type == f".okey.v1.{name}Response", full_name
 
 
+#: A client stream's requests are items: the conventions hold for the item that carries them
+#: (Play: its `open` is a WatchTableRequest, with the locale; each `act` an ActRequest, with its
+#: request_id).
+CARRIED_BY_ITEMS = {"TableService.Play": {"locale": "open", "request_id": "act"}}
+
+
+def _request_fields(
+    descriptor_set: descriptor_pb2.FileDescriptorSet, full_name: str, input_type: str, name: str
+) -> list[descriptor_pb2.FieldDescriptorProto]:
+    """The request's fields of ``name``, or its item's that carries it (``CARRIED_BY_ITEMS``)."""
+    request = _message(descriptor_set, input_type[9:])
+    item = CARRIED_BY_ITEMS.get(full_name, {}).get(name)
+    if item is not None:
+        (field,) = [field for field in request.field if field.name == item]
+        request = _message(descriptor_set, field.type_name[9:])
+    return [field for field in request.field if field.name == name]
+
+
 def test_state_changing_calls_carry_a_request_id(
     descriptor_set: descriptor_pb2.FileDescriptorSet,
 ) -> None:
     missing = []
     for full_name, method in _methods(descriptor_set):
-        fields = {field.name for field in _message(descriptor_set, method.input_type[9:]).field}
-        if full_name not in NO_REQUEST_ID and "request_id" not in fields:
+        fields = _request_fields(descriptor_set, full_name, method.input_type, "request_id")
+        if full_name not in NO_REQUEST_ID and not fields:
             missing.append(full_name)
     assert missing == []
 
@@ -310,8 +332,7 @@ def test_state_changing_calls_carry_a_request_id(
 def test_every_request_has_a_locale(descriptor_set: descriptor_pb2.FileDescriptorSet) -> None:
     string = descriptor_pb2.FieldDescriptorProto.TYPE_STRING
     for full_name, method in _methods(descriptor_set):
-        request = _message(descriptor_set, method.input_type[9:])
-        locale = [field for field in request.field if field.name == "locale"]
+        locale = _request_fields(descriptor_set, full_name, method.input_type, "locale")
         assert len(locale) == 1 and locale[0].type == string, full_name
 
 
@@ -327,16 +348,20 @@ def test_growing_lists_are_paged(descriptor_set: descriptor_pb2.FileDescriptorSe
         assert response.get("next_page_token") == types.TYPE_STRING, full_name
 
 
-def test_only_the_watch_calls_stream(descriptor_set: descriptor_pb2.FileDescriptorSet) -> None:
+def test_only_the_watch_calls_stream_and_play_both_ways(
+    descriptor_set: descriptor_pb2.FileDescriptorSet,
+) -> None:
     streaming = {
         name
         for name, method in _methods(descriptor_set)
         if method.client_streaming or method.server_streaming
     }
-    assert streaming == {"TableService.WatchTable", "LobbyService.WatchPlayer"}
-    for name in streaming:
-        watch = dict(_methods(descriptor_set))[name]
-        assert watch.server_streaming and not watch.client_streaming
+    assert streaming == {"TableService.WatchTable", "LobbyService.WatchPlayer", "TableService.Play"}
+    methods = dict(_methods(descriptor_set))
+    for name in streaming - {"TableService.Play"}:
+        assert methods[name].server_streaming and not methods[name].client_streaming
+    play = methods["TableService.Play"]
+    assert play.server_streaming and play.client_streaming
 
 
 # ------------------------------------------------------------------------------------------

@@ -120,6 +120,12 @@ def _act(world: World) -> tuple[Any, str]:
     return request, "seated"
 
 
+def _play_open(world: World) -> tuple[Any, str]:
+    turn, _seated = world.seat_to_move()
+    watch = table_pb2.WatchTableRequest(table_id=world.tables["live"], seat=turn)
+    return table_pb2.PlayRequest(open=watch), "seated"
+
+
 def _seat_view(world: World) -> common_pb2.SeatView:
     turn, seated = world.seat_to_move()
     request = table_pb2.GetSeatViewRequest(table_id=world.tables["live"], seat=turn)
@@ -221,6 +227,8 @@ TEMPLATES: Final[dict[tuple[str, str], Template]] = {
         table_pb2.WatchTableRequest(table_id=w.tables["live"], start_with_view=True),
         "stranger",
     ),
+    # A client stream: the harness sends one message, the first (its open).
+    ("table", "Play"): _play_open,
     ("table", "GetHandRecord"): lambda w: (
         table_pb2.GetHandRecordRequest(hand_id=w.finished_hand),
         "other",

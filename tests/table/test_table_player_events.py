@@ -36,27 +36,49 @@ BOT = SeatRecord(kind="bot")
 
 def test_a_players_turn_away_and_back_are_owed_to_them_and_a_bots_to_nobody() -> None:
     record = record_with([PLAYER, AWAY, BOT, SeatRecord()])
-    turn = event(common_pb2.EVENT_KIND_TURN_STARTED, 7, seat=0)
+    turn = event(common_pb2.EVENT_KIND_TURN_STARTED, 8, seat=0)
     turn.turn_deadline.FromMicroseconds(5_000_000)
     events = [
+        event(common_pb2.EVENT_KIND_SEAT_BACK, 7, seat=0),
         turn,
-        event(common_pb2.EVENT_KIND_TURN_STARTED, 8, seat=1),  # away: a bot plays it
-        event(common_pb2.EVENT_KIND_TURN_STARTED, 9, seat=2),  # a bot's
-        event(common_pb2.EVENT_KIND_SEAT_AWAY, 10, seat=1),
-        event(common_pb2.EVENT_KIND_SEAT_BACK, 11, seat=0),
+        event(common_pb2.EVENT_KIND_SEAT_AWAY, 9, seat=1),
+        event(common_pb2.EVENT_KIND_TURN_STARTED, 10, seat=1),  # away: a bot plays it
+        event(common_pb2.EVENT_KIND_TURN_STARTED, 11, seat=2),  # a bot's
         event(common_pb2.EVENT_KIND_DISCARDED, 12, seat=0),  # not a player's news
     ]
     rows = owed(record, events, now_us=1_000)
     records = told(rows)
     assert [(r.key, r.player_id, r.event.kind) for r in records] == [
-        (f"player/{TABLE}/7/0", "p-ada", lobby_pb2.PLAYER_EVENT_KIND_TURN_STARTED),
-        (f"player/{TABLE}/10/1", "p-bea", lobby_pb2.PLAYER_EVENT_KIND_SEAT_AWAY),
-        (f"player/{TABLE}/11/0", "p-ada", lobby_pb2.PLAYER_EVENT_KIND_SEAT_BACK),
+        (f"player/{TABLE}/7/0", "p-ada", lobby_pb2.PLAYER_EVENT_KIND_SEAT_BACK),
+        (f"player/{TABLE}/8/0", "p-ada", lobby_pb2.PLAYER_EVENT_KIND_TURN_STARTED),
+        (f"player/{TABLE}/9/1", "p-bea", lobby_pb2.PLAYER_EVENT_KIND_SEAT_AWAY),
     ]
-    first = records[0].event
+    first = records[1].event
     assert (first.table_id, first.seat, first.deadline.ToMicroseconds()) == (TABLE, 0, 5_000_000)
     assert first.time.ToMicroseconds() == 1_000 and first.sequence == 0  # the lobby numbers it
     assert all(row["key"] == record.key for row, record in zip(rows, records, strict=True))
+
+
+def test_a_turn_is_owed_by_whether_the_seat_was_away_when_it_started_not_after_the_change() -> None:
+    """One change may start a seat's turn and then give the seat back, or start it and then
+    take it away: the log's order decides, not how the change left the seat."""
+    back_after = [
+        event(common_pb2.EVENT_KIND_TURN_STARTED, 20, seat=0),  # still away: not owed
+        event(common_pb2.EVENT_KIND_SEAT_BACK, 21, seat=0),
+    ]
+    records = told(owed(record_with([PLAYER, AWAY, BOT, SeatRecord()]), back_after, now_us=1))
+    assert [(r.key, r.event.kind) for r in records] == [
+        (f"player/{TABLE}/21/0", lobby_pb2.PLAYER_EVENT_KIND_SEAT_BACK)
+    ]
+    away_after = [
+        event(common_pb2.EVENT_KIND_TURN_STARTED, 30, seat=1),  # not away yet: owed
+        event(common_pb2.EVENT_KIND_SEAT_AWAY, 31, seat=1),
+    ]
+    records = told(owed(record_with([PLAYER, AWAY, BOT, SeatRecord()]), away_after, now_us=1))
+    assert [(r.key, r.event.kind) for r in records] == [
+        (f"player/{TABLE}/30/1", lobby_pb2.PLAYER_EVENT_KIND_TURN_STARTED),
+        (f"player/{TABLE}/31/1", lobby_pb2.PLAYER_EVENT_KIND_SEAT_AWAY),
+    ]
 
 
 def test_a_match_end_tells_each_player_their_place_ties_and_teams_shared() -> None:

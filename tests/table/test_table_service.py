@@ -31,6 +31,7 @@ from support.tables import (
     all_bots,
     create_table,
     decide_for,
+    error_of,
     finished_table,
     get_table,
     my_turn,
@@ -275,6 +276,105 @@ def test_a_seat_played_from_its_changes_stream_alone_gets_every_event_once_and_i
             assert [e.SerializeToString() for e in plain] == [e.SerializeToString() for e in events]
 
     stack: Any = None
+    run(scenario())
+
+
+def test_a_seat_played_over_play_gets_its_changes_and_each_acts_outcome_once(
+    tmp_path: Path,
+) -> None:
+    """Play: seat 0 plays a hand over one bidirectional stream. Every act is answered once, in
+    order, OK with the change it made in the same message; a stale act answers ABORTED with
+    its reason and sentence and changes nothing; an act for another seat ends the stream
+    INVALID_ARGUMENT; the events are the seat's event stream exactly."""
+
+    async def scenario() -> None:
+        async with running_stack(tmp_path) as stack:
+            table_id = await started_table(stack, one_hand_rules())
+            auth = stack.player_auth(PLAYERS[0])
+            # An act for another seat ends the stream, INVALID_ARGUMENT, and applies nothing.
+            wrong = stack.table_stub().Play(metadata=auth)
+            await wrong.write(
+                table_pb2.PlayRequest(open=table_pb2.WatchTableRequest(table_id=table_id, seat=0))
+            )
+            before = (await get_table(stack, table_id)).last_sequence
+            await wrong.write(
+                table_pb2.PlayRequest(
+                    act=table_pb2.ActRequest(
+                        request_id=uuid.uuid4().hex, seat=1, expected_state_version=1
+                    )
+                )
+            )
+            with pytest.raises(grpc.aio.AioRpcError) as ended:
+                while (await wrong.read()) is not grpc.aio.EOF:
+                    pass
+            code, reason, _sentence = error_of(ended.value)
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_FIELD")
+            assert (await get_table(stack, table_id)).last_sequence == before
+            call = stack.table_stub().Play(metadata=auth)
+            await call.write(
+                table_pb2.PlayRequest(
+                    open=table_pb2.WatchTableRequest(
+                        table_id=table_id, seat=0, start_with_view=True
+                    )
+                )
+            )
+            others = asyncio.gather(
+                *(play_as(stack, table_id, p, s, until_hand=1) for s, p in enumerate(PLAYERS) if s)
+            )
+            first = await call.read()
+            assert first.HasField("view") and not first.HasField("change")
+            view = first.view
+            events: list[common_pb2.Event] = []
+            sent: list[str] = []
+            answered: list[str] = []
+            stale_sent = False
+            while True:
+                item = await call.read()
+                assert item is not grpc.aio.EOF
+                if item.HasField("acted"):
+                    answered.append(item.acted.request_id)
+                    if item.acted.request_id == "stale-move":
+                        assert item.acted.status.code == grpc.StatusCode.ABORTED.value[0]
+                        assert not item.HasField("change")  # nothing changed
+                        assert "version" in item.acted.status.message
+                    else:
+                        assert item.acted.status.code == 0, item.acted.status
+                        assert item.HasField("change")  # the change it made, with it
+                if item.HasField("change"):
+                    events.extend(item.change.events)
+                    if item.change.HasField("view"):
+                        assert item.change.view.as_of_sequence == item.change.events[-1].sequence
+                        view = item.change.view
+                if any(e.kind == common_pb2.EVENT_KIND_HAND_ENDED for e in events):
+                    break
+                if len(sent) > len(answered):
+                    continue  # an act in flight: its outcome comes first
+                if view.phase in ACTIVE_PHASES and view.turn == 0:
+                    request_id = uuid.uuid4().hex
+                    act = table_pb2.ActRequest(
+                        request_id=request_id,
+                        actions=decide_for(view),
+                        expected_state_version=view.state_version,
+                    )
+                    await call.write(table_pb2.PlayRequest(act=act))
+                    sent.append(request_id)
+                    if not stale_sent:
+                        stale = table_pb2.ActRequest(
+                            request_id="stale-move",
+                            actions=act.actions,
+                            expected_state_version=view.state_version,
+                        )
+                        await call.write(table_pb2.PlayRequest(act=stale))
+                        sent.append("stale-move")
+                        stale_sent = True
+            await others
+            assert answered == sent and len(sent) > 5
+            plain = await read_stream(
+                stack, table_id, auth=auth, seat=0, after=events[0].sequence - 1,
+                count=len(events),
+            )  # fmt: skip
+            assert [e.SerializeToString() for e in plain] == [e.SerializeToString() for e in events]
+
     run(scenario())
 
 

@@ -13,10 +13,12 @@ stream's QUICK_MATCH_SEATED: no GetQuickMatchStatus; the oyna preset, a match to
 points), half are hosted (HostTable, public, the three others JoinTable; oyna, one to three
 hands a match by table, so that matches do not all end, and their players all seat themselves
 again, at the same moment). Each table is played from outside by its four players, each
-following their seat's WatchTable stream (``changes``: a change's events and the seat's view
-in one message, no GetSeatView), deciding in this process from that view (the engine's bot at
-``--level``, easy by default; its processor time is reported apart, ``decide_cpu_us``) and
-moving with TableService.Act; with ``--pace P``, at most P moves a second per table
+playing their seat over one TableService.Play stream, as a native app does (``--client
+browser``: following the seat's WatchTable stream with ``changes`` and moving with
+TableService.Act, the calls a browser makes); either way a change's events come with the
+seat's view in one message, so no GetSeatView. Each decides in this process from that view
+(the engine's bot at ``--level``, easy by default; its processor time is reported apart,
+``decide_cpu_us``); with ``--pace P``, at most P moves a second per table
 (``--pace 0.5``: one move every 2 s, a person's pace), else as fast as the answers come. When
 a match ends its players find a table again the same way.
 At a set pace the tables are seated one after another over about a hand's length (60 moves,
@@ -24,9 +26,10 @@ at most three minutes: ``ramp_seconds``), as tables come and go in a real room, 
 all at once: hands that start together end together, and a few dozen hands ending and being
 dealt within the same seconds hold every move up (docs/performance.md says by how much).
 
-Act is timed from the call to its answer, over ``minutes`` of play after every table has been
-seated. The last line is JSON: ``moves_per_second`` (Act calls answered per second, all
-tables), ``p50_ms``/``p99_ms``/``max_ms`` of Act, ``slow_moves`` (slower than 100 ms) and
+A move ("Act" in the figures' descriptions) is timed from sending it (Play's act, or the Act
+call) to its outcome, over ``minutes`` of play after every table has been seated. The last line
+is JSON: ``moves_per_second`` (moves answered per second, all tables), ``p50_ms``/``p99_ms``/
+``max_ms`` of a move, ``slow_moves`` (slower than 100 ms) and
 ``slow_moves_worst_seconds`` (the five seconds of the run, counted from its start, that
 answered the most of them: a stall shows as one second holding most), ``errors`` (failed
 calls of any kind other than a stale or refused move; ``errors_by_code`` and a few
@@ -198,7 +201,13 @@ async def _host(
 
 
 async def _play(
-    stack: Any, var_dir: Path, count: int, minutes: float, pace: float, level: str
+    stack: Any,
+    var_dir: Path,
+    count: int,
+    minutes: float,
+    pace: float,
+    level: str,
+    client_kind: str,
 ) -> dict[str, Any]:
     figures = Figures(recording=False)
     addresses = {name: stack.address(name) for name in SERVICES}
@@ -211,7 +220,11 @@ async def _play(
         login = round(time.monotonic() - login_began, 1)
         streams.extend(PlayerStream.open(client, guest) for guest in guests)
         decisions: list[float] = []
-        play = Play(decide=load_stack.engine_decider(level, decisions), pace=pace)
+        play = Play(
+            decide=load_stack.engine_decider(level, decisions),
+            pace=pace,
+            over_play=client_kind == "native",
+        )
         tables = Tables(client, guests, play)
         groups = [guests[4 * index : 4 * index + 4] for index in range(count)]
         ramp = min(RAMP_CAP_SECONDS, HAND_MOVES / pace) if pace else 0.0
@@ -323,6 +336,7 @@ async def _play(
         "client_cpu_us_per_move": round(client_used * 1e6 / moves) if moves else None,
         "decide_cpu_us": round(sum(decided) * 1e6 / len(decided)) if decided else None,
         "level": level,
+        "client": client_kind,
         "seatings": seatings,
         "lobby_cpu_us_per_seating": (
             round(lobby_used * 1e6 / seatings) if lobby_used is not None and seatings else None
@@ -402,6 +416,7 @@ def run(
     pace: float = 0.0,
     *,
     level: str = "easy",
+    client: str = "native",
     sqlite: bool = False,
     database_url: str | None = None,
 ) -> dict[str, Any]:
@@ -419,7 +434,7 @@ def run(
             databases = cleanup.enter_context(load_stack.temporary_databases(base, "okey_load"))
         env = load_stack.stack_environment(databases)
         stack = cleanup.enter_context(local_stack(var_dir, env=env, services=SERVICES))
-        figures = asyncio.run(_play(stack, var_dir, tables, minutes, pace, level))
+        figures = asyncio.run(_play(stack, var_dir, tables, minutes, pace, level, client))
     figures.update(
         tables=tables,
         minutes=minutes,
@@ -440,8 +455,17 @@ def main(
     as_json: bool,
     *,
     level: str = "easy",
+    client: str = "native",
 ) -> int:
-    figures = run(tables, minutes, pace, level=level, sqlite=sqlite, database_url=database_url)
+    figures = run(
+        tables,
+        minutes,
+        pace,
+        level=level,
+        client=client,
+        sqlite=sqlite,
+        database_url=database_url,
+    )
     paced = f"{pace} moves/s a table" if pace else "full speed"
     print(
         f"load: {tables} tables ({paced}, {figures['database']}): "

@@ -174,6 +174,16 @@ class Figures:
             rejection = Rejection.of(error)
             self.samples.append((method, code, rejection.reason, rejection.message[:200]))
 
+    def failed_status(self, method: str, status: Any) -> None:
+        """``failed`` for a refusal carried in a stream (a ``google.rpc.Status``)."""
+        code = grpc.StatusCode.UNKNOWN
+        for known in grpc.StatusCode:
+            if known.value[0] == status.code:
+                code = known
+        self.failures[(method, code.name)] += 1
+        if code not in GAME_ANSWERS and len(self.samples) < 20:
+            self.samples.append((method, code.name, "", status.message[:200]))
+
     @property
     def errors(self) -> int:
         """Failed attempts other than the game's own answers (stale or refused moves)."""
@@ -544,7 +554,7 @@ class Pacer:
 
 @dataclass
 class Play:
-    """How ``drive`` plays."""
+    """How ``drive`` and ``follow`` play."""
 
     decide: Decider
     pace: float = 0.0
@@ -557,6 +567,9 @@ class Play:
     retry_seconds: float = 90.0
     #: Stop once the view after one of our moves satisfies this (None: never).
     until: Callable[[common_pb2.SeatView], bool] | None = None
+    #: ``follow``: each seat over one TableService.Play stream (a native client), or over
+    #: WatchTable with ``changes`` and Act calls (a browser's calls).
+    over_play: bool = True
 
 
 async def drive(
@@ -660,15 +673,17 @@ async def follow(
     play: Play,
     stop: asyncio.Event | None = None,
 ) -> bool:
-    """Play our seats at ``seating``'s table as native apps would, until its match ends (True)
-    or ``stop`` is set (False): each seat follows its own WatchTable stream (``changes``: the
-    events of a change and the seat's view after them in one message, so no GetSeatView), and
-    on its turn decides from that view (``play.decide``) and sends TableService.Act, timed from
-    the call to its answer; at most ``play.pace`` moves a second for the table."""
+    """Play our seats at ``seating``'s table as apps would, until its match ends (True) or
+    ``stop`` is set (False): each seat over its own TableService.Play stream (``play.over_play``:
+    a native app), or following its WatchTable stream (``changes``) and calling Act (a
+    browser); either way the events of a change come with the seat's view, so no GetSeatView.
+    On its turn a seat decides from that view (``play.decide``) and moves, timed from sending
+    the move to its outcome; at most ``play.pace`` moves a second for the table."""
     stop = stop or asyncio.Event()
     pacer = Pacer(play.pace)
+    one_seat = _play_seat if play.over_play else _follow_seat
     seats = [
-        asyncio.create_task(_follow_seat(client, seating, seat, play, pacer, stop))
+        asyncio.create_task(one_seat(client, seating, seat, play, pacer, stop))
         for seat in seating.seats
     ]
     try:
@@ -724,6 +739,84 @@ async def _follow_seat(
                         view = await _act(client, seating, seat, view, play, pacer, figures)
             except grpc.aio.AioRpcError as error:
                 figures.failed("WatchTable", error)
+                if error.code() not in RETRYABLE:
+                    raise
+            finally:
+                call.cancel()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+        return False
+    finally:
+        stopped.cancel()
+
+
+async def _play_seat(
+    client: StackClient,
+    seating: Seating,
+    seat: int,
+    play: Play,
+    pacer: Pacer,
+    stop: asyncio.Event,
+) -> bool:
+    guest = seating.seats[seat]
+    figures = client.figures
+    stopped = asyncio.create_task(stop.wait())
+    delay = 0.05
+    try:
+        while not stop.is_set():
+            call = client.table.Play(metadata=await guest.auth())
+            view: common_pb2.SeatView | None = None
+            sent: dict[str, float] = {}
+            try:
+                await call.write(
+                    table_pb2.PlayRequest(
+                        open=table_pb2.WatchTableRequest(
+                            table_id=seating.table_id, seat=seat, start_with_view=True
+                        )
+                    )
+                )
+                while True:
+                    read = asyncio.ensure_future(call.read())
+                    await asyncio.wait({read, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                    if not read.done():
+                        read.cancel()
+                        return False
+                    item = read.result()
+                    if item is grpc.aio.EOF:
+                        return True  # the match's (or the table's) last event was sent
+                    delay = 0.05
+                    if item.HasField("acted"):
+                        began = sent.pop(item.acted.request_id, None)
+                        if item.acted.status.code:
+                            figures.failed_status("Play.act", item.acted.status)
+                        elif began is not None and figures.recording:
+                            answered = time.perf_counter()
+                            figures.latencies.append((answered - began) * 1000)
+                            figures.answered.append(answered)
+                            figures.moves += 1
+                    newer = item.change.view if item.HasField("change") else item.view
+                    if newer.ByteSize() and (
+                        view is None or newer.as_of_sequence >= view.as_of_sequence
+                    ):
+                        view = newer
+                    if (
+                        not sent
+                        and view is not None
+                        and view.phase in ACTIVE
+                        and view.turn == seat
+                        and not stop.is_set()
+                    ):
+                        await pacer.wait()
+                        request_id = uuid.uuid4().hex
+                        act = table_pb2.ActRequest(
+                            request_id=request_id,
+                            actions=await play.decide(view),
+                            expected_state_version=view.state_version,
+                        )
+                        sent[request_id] = time.perf_counter()
+                        await call.write(table_pb2.PlayRequest(act=act))
+            except grpc.aio.AioRpcError as error:
+                figures.failed("Play", error)
                 if error.code() not in RETRYABLE:
                     raise
             finally:

@@ -238,6 +238,13 @@ def _add_bench_load(targets: Commands) -> None:
         default="easy",
         help="the engine's bot that chooses the players' moves in this process (default easy)",
     )
+    parser.add_argument(
+        "--client",
+        choices=("native", "browser"),
+        default="native",
+        help="how each seat plays: one TableService.Play stream (native, the default), or "
+        "WatchTable with changes and an Act call a move (the calls a browser makes)",
+    )
     parser.add_argument("--sqlite", action="store_true", help="SQLite files, not PostgreSQL")
     parser.add_argument(
         "--database-url",
@@ -259,6 +266,7 @@ def _bench_load(args: argparse.Namespace) -> int:
         args.database_url,
         args.json,
         level=args.level,
+        client=args.client,
     )
 
 

@@ -1,14 +1,15 @@
 """Which RPCs the edge serves to browsers, and which it never does: the one list.
 
-Every RPC of every ``okey.v1`` service is in exactly one of ``PUBLIC`` and ``INTERNAL`` (a test
-checks both against the protos, so a new RPC must be placed). Public: what a frontend calls with
-a player token or none (the lobby's logins and tables, the table's seats, moves, views and its
-``WatchTable`` stream, the rules' hints and checks, scoring's sheets, standings, leaderboards
-and stats). Internal: the calls the backend's services make of one another, with a service
-token (``RecordHand``, ``RecordMatch``, ``NextStep``, ``CreateTable``, ``ListTables``,
-``ListRevokedLogins``) or as
-the table's engine (the rules' ``DealHand``, ``ApplyAction``, ``ViewHand``, ``ScoreHand``):
-the edge has no route for them, so a browser asking gets HTTP 404, whatever token it holds.
+Every RPC of every ``okey.v1`` service is in exactly one of ``PUBLIC``, ``NATIVE_ONLY`` and
+``INTERNAL`` (a test checks them against the protos, so a new RPC must be placed). Public: what
+a frontend calls with a player token or none (the lobby's logins and tables, the table's seats,
+moves, views and its ``WatchTable`` stream, the rules' hints and checks, scoring's sheets,
+standings, leaderboards and stats). Native only: public calls a browser cannot make (Play, a
+bidirectional stream). Internal: the calls the backend's services make of one another, with a
+service token (``RecordHand``, ``RecordMatch``, ``NextStep``, ``CreateTable``, ``ListTables``,
+``ListRevokedLogins``, ``RecordPlayerEvents``) or as the table's engine (the rules'
+``DealHand``, ``ApplyAction``, ``ViewHand``, ``ScoreHand``). The edge has no route for the
+last two kinds, so a browser asking gets HTTP 404, whatever token it holds.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ PUBLIC: Final[Mapping[str, tuple[str, ...]]] = {
         "ListTournaments",
         "GetTournamentStandings",
         "WatchPlayer",
+        "RegisterPushDevice",
+        "UnregisterPushDevice",
     ),
     "okey.v1.TableService": (
         "GetTable",
@@ -80,6 +83,14 @@ PUBLIC: Final[Mapping[str, tuple[str, ...]]] = {
     ),
 }
 
+#: Public RPCs a browser cannot call, so the edge has no route for them (a browser asking gets
+#: HTTP 404): bidirectional streams, which Connect and gRPC-Web do not carry over HTTP/1.1.
+#: Native clients call them at the services, through the ingress; browsers have the same
+#: thing in other calls (Play is WatchTable with ``changes`` and Act).
+NATIVE_ONLY: Final[Mapping[str, tuple[str, ...]]] = {
+    "okey.v1.TableService": ("Play",),
+}
+
 INTERNAL: Final[Mapping[str, tuple[str, ...]]] = {
     "okey.v1.LobbyService": ("ListRevokedLogins", "RecordPlayerEvents"),
     "okey.v1.TableService": ("CreateTable", "ListTables"),
@@ -94,4 +105,4 @@ def public_paths() -> list[str]:
     return [f"/{service}/{method}" for service, methods in PUBLIC.items() for method in methods]
 
 
-__all__ = ["INTERNAL", "PEER_OF", "PUBLIC", "public_paths"]
+__all__ = ["INTERNAL", "NATIVE_ONLY", "PEER_OF", "PUBLIC", "public_paths"]

@@ -264,6 +264,13 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
 _UNREAD: Final = (MalformedRequest, OversizeRequest)
 
 
+def check_streamed(request: Any) -> None:
+    """A request of a client stream that did not decode, or is too large, is refused as a
+    unary call's would be before its handler runs (the handler reads the stream itself)."""
+    if isinstance(request, _UNREAD):
+        raise _refusal_before(request, ())
+
+
 def _refusal_before(request: Any, metadata: Any) -> OkeyError:
     """Why a call is refused before its handler runs: bytes that are not its request message
     (INVALID_ARGUMENT), too many of them or too much metadata (RESOURCE_EXHAUSTED), else the

@@ -35,15 +35,17 @@ def add_servicer(
     descriptor = module.DESCRIPTOR.services_by_name[service]
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for method in descriptor.methods:
-        if method.client_streaming:
-            raise ValueError(f"{descriptor.full_name}.{method.name}: client streaming")
+        if method.client_streaming and not method.server_streaming:
+            raise ValueError(f"{descriptor.full_name}.{method.name}: client streaming only")
         request_type = getattr(module, method.input_type.name)
         response_type = getattr(module, method.output_type.name)
         serializer = (
             _as_written if method.name in sent_as_written else response_type.SerializeToString
         )
         make = (
-            grpc.unary_stream_rpc_method_handler
+            grpc.stream_stream_rpc_method_handler
+            if method.client_streaming
+            else grpc.unary_stream_rpc_method_handler
             if method.server_streaming
             else grpc.unary_unary_rpc_method_handler
         )

@@ -27,8 +27,10 @@ def owed(
 ) -> list[OutboxColumns]:
     """The rows owed to players' streams for ``events`` (numbered) of ``record``'s table."""
     rows: list[OutboxColumns] = []
-    for event in events:
-        for seat, player_id, told in _told(record, event):
+    events = list(events)
+    away = _away_at(record, events)
+    for index, event in enumerate(events):
+        for seat, player_id, told in _told(record, event, away[index]):
             told.table_id = record.table_id
             told.seat = seat
             told.time.FromMicroseconds(now_us)
@@ -47,10 +49,28 @@ def owed(
     return rows
 
 
+def _away_at(record: TableRecord, events: list[common_pb2.Event]) -> list[frozenset[int]]:
+    """The seats away when each of a change's ``events`` happened. The record says how the
+    change left them; before that, a seat was away if the next of its SEAT_AWAY, SEAT_BACK
+    and SEAT_LEFT in the change is a SEAT_BACK (a change may start a seat's turn and give it
+    back, or take it away, in either order)."""
+    away = {seat for seat, occupant in enumerate(record.seats) if occupant.away}
+    found: list[frozenset[int]] = [frozenset()] * len(events)
+    for index in range(len(events) - 1, -1, -1):
+        found[index] = frozenset(away)
+        event = events[index]
+        if event.kind == common_pb2.EVENT_KIND_SEAT_BACK:
+            away.add(event.seat)
+        elif event.kind in (common_pb2.EVENT_KIND_SEAT_AWAY, common_pb2.EVENT_KIND_SEAT_LEFT):
+            away.discard(event.seat)
+    return found
+
+
 def _told(
-    record: TableRecord, event: common_pb2.Event
+    record: TableRecord, event: common_pb2.Event, away: frozenset[int]
 ) -> list[tuple[int, str, lobby_pb2.PlayerEvent]]:
-    """(seat, player, the player's event) for each player ``event`` concerns."""
+    """(seat, player, the player's event) for each player ``event`` concerns (``away``: the
+    seats away when it happened)."""
     kind = event.kind
     if kind == common_pb2.EVENT_KIND_MATCH_ENDED:
         result = event.match_result
@@ -71,7 +91,7 @@ def _told(
     occupant = record.seats[event.seat]
     if occupant.kind != "player" or not occupant.player_id:
         return []
-    if kind == common_pb2.EVENT_KIND_TURN_STARTED and occupant.away:
+    if kind == common_pb2.EVENT_KIND_TURN_STARTED and event.seat in away:
         return []  # a bot plays the seat: its player is not asked to
     news = lobby_pb2.PlayerEvent(kind=told)
     if kind == common_pb2.EVENT_KIND_TURN_STARTED and event.HasField("turn_deadline"):

@@ -55,6 +55,10 @@ _ALIVE_EVERY_SECONDS: Final = 1.0
 _OUTBOX_BATCH: Final = 20
 #: Players' events sent in one RecordPlayerEvents call at most (the call's own limit).
 _PLAYER_EVENTS_BATCH: Final = 100
+#: How long the players' loop, woken by a write that owes them events, waits for more before
+#: it claims them: a busy table process sends them in a few calls a second rather than one
+#: (and two transactions) a move, and a player learns of a turn a tenth of a second later.
+_PLAYER_EVENTS_LINGER_SECONDS: Final = 0.1
 #: The outbox rows owed to scoring (the players' streams' are ``player_events.KIND``).
 _SCORING_KINDS: Final = ("hand", "match")
 #: A claimed outbox row: (id, kind, key, payload, attempts before this one).
@@ -93,6 +97,8 @@ class Workers:
         self.core.on_outbox = self._owe
         #: Outbox rows this pod has claimed and is sending (given back if it stops).
         self._sending: set[int] = set()
+        #: The players' loop's failed calls in a row (its back-off).
+        self._player_failures = 0
 
     def start(self) -> None:
         self._running = True
@@ -113,7 +119,12 @@ class Workers:
             ("outbox", lambda: self._outbox("scoring", _SCORING_KINDS, _OUTBOX_BATCH)),
             (
                 "player-outbox",
-                lambda: self._outbox("players", (player_events.KIND,), _PLAYER_EVENTS_BATCH),
+                lambda: self._outbox(
+                    "players",
+                    (player_events.KIND,),
+                    _PLAYER_EVENTS_BATCH,
+                    linger=_PLAYER_EVENTS_LINGER_SECONDS,
+                ),
             ),
             ("watchdog", self._watchdog),
         ):
@@ -226,12 +237,16 @@ class Workers:
         for owed in self._owed.values():
             owed.set()
 
-    async def _outbox(self, name: str, kinds: tuple[str, ...], batch: int) -> None:
-        """Send the outbox rows of ``kinds``, up to ``batch`` claimed at a time (one loop for
-        scoring's, one for the players' streams: a lobby out of reach never holds a score
-        back)."""
+    async def _outbox(
+        self, name: str, kinds: tuple[str, ...], batch: int, *, linger: float = 0.0
+    ) -> None:
+        """Send the outbox rows of ``kinds``, up to ``batch`` claimed at a time, ``linger``
+        seconds after a write owed some (one loop for scoring's, one for the players'
+        streams: a lobby out of reach never holds a score back)."""
         owed = self._owed[name]
         while True:
+            if linger:
+                await asyncio.sleep(linger)
             now_us = self.core.now_us()
             rows = await self.store.claim_outbox(
                 now_us, us(_OUTBOX_LEASE_SECONDS), batch, kinds=kinds
@@ -239,9 +254,12 @@ class Workers:
             if name == "players" and rows:
                 self._sending.update(row[0] for row in rows)
                 try:
-                    await self._deliver_player_events(rows)
+                    pause = await self._deliver_player_events(rows)
                 finally:
                     self._sending.difference_update(row[0] for row in rows)
+                if pause:
+                    await asyncio.sleep(pause)
+                    continue
             for row_id, kind, key, payload, attempts in rows if name != "players" else ():
                 self._sending.add(row_id)
                 try:
@@ -252,11 +270,14 @@ class Workers:
                 owed.clear()
                 await wait_set(owed, self.options.poll_seconds)
 
-    async def _deliver_player_events(self, rows: Sequence[OutboxRow]) -> None:
+    async def _deliver_player_events(self, rows: Sequence[OutboxRow]) -> float:
         """Players' events go to the lobby together, one RecordPlayerEvents call for what was
-        claimed (the lobby records each once by its key, so a retry may regroup them). A call
-        the lobby refuses as a whole is sent again a row at a time: a bad row is kept for its
-        fix (``_deliver``) and never holds the others back."""
+        claimed (the lobby records each once by its key, so a retry may regroup them): the
+        seconds to wait before the next try (0 once sent). A lobby out of reach holds them all
+        where they are, due at once, and the loop backs off (0.5 s doubling to a minute), so
+        they reach the players in the order the tables wrote them. A call the lobby refuses
+        as a whole is sent again a row at a time: a bad row is kept for its fix
+        (``_deliver``) and never holds the others back."""
         metadata = self.autoplay.peers.metadata()
         request = lobby_pb2.RecordPlayerEventsRequest(
             request_id=uuid.uuid4().hex,
@@ -268,18 +289,21 @@ class Workers:
             if error.code() == grpc.StatusCode.INVALID_ARGUMENT and len(rows) > 1:
                 for row in rows:
                     await self._deliver(*row)
-                return
-            attempts = max(row[4] for row in rows)
-            delay = min(60.0, 0.5 * 2 ** min(attempts, 8))
+                return 0.0
+            self._player_failures += 1
+            delay: float = min(60.0, 0.5 * 2.0 ** min(self._player_failures - 1, 8))
             level = _log.warning if error.code() == grpc.StatusCode.UNAVAILABLE else _log.error
             level("outbox delivery failed", kind=player_events.KIND, rows=len(rows),
                   code=error.code().name)  # fmt: skip
-            retry = self.core.now_us() + round(delay * 1e6)
             await self.store.outbox_failed_all(
-                [row[0] for row in rows], retry, f"{error.code().name}: {error.details()}"
+                [row[0] for row in rows],
+                self.core.now_us(),
+                f"{error.code().name}: {error.details()}",
             )
-            return
+            return delay
+        self._player_failures = 0
         await self.store.outbox_sent([row[0] for row in rows], self.core.now_us())
+        return 0.0
 
     async def _deliver(
         self, row_id: int, kind: str, key: str, payload: bytes, attempts: int

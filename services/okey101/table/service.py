@@ -18,11 +18,12 @@ Who plays what:
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import secrets
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from typing import Any, Final
 
 import grpc
@@ -39,8 +40,9 @@ from okey101.engine.match import new_match
 from okey101.platform import convert, paging
 from okey101.platform.auth import Access, AccessPolicy, Claims, require_claims
 from okey101.platform.convert import wire
-from okey101.platform.errors import request_language
-from okey101.platform.ids import check_id, check_request_id
+from okey101.platform.errors import Language, abort_with, request_language, rich_status
+from okey101.platform.ids import check_id, check_request_id, shown_value
+from okey101.platform.interceptors import check_streamed
 from okey101.platform.names import TITLE_MAX, shown_name
 from okey101.platform.registration import add_servicer
 from okey101.table import answers, metrics
@@ -87,13 +89,24 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
     "GetSeatView": _PLAYER_OR_SERVICE,
     "GetHints": _PLAYER_OR_SERVICE,
     "WatchTable": _PLAYER_OR_SERVICE,
+    "Play": _PLAYER_OR_SERVICE,
     "SetDealSeed": _PLAYER,
     "GetHandRecord": _PLAYER_OR_SERVICE,
     "CloseTable": _PLAYER_OR_SERVICE,
 }
 #: The calls answered with bytes the table keeps serialized (stored answers, views, events).
 SENT_AS_WRITTEN: Final = frozenset(
-    {"Sit", "Leave", "SetDealSeed", "CloseTable", "Start", "Act", "GetSeatView", "WatchTable"}
+    {
+        "Sit",
+        "Leave",
+        "SetDealSeed",
+        "CloseTable",
+        "Start",
+        "Act",
+        "GetSeatView",
+        "WatchTable",
+        "Play",
+    }
 )
 
 
@@ -124,13 +137,50 @@ _CHANGE_EVENT: Final[int] = _CHANGE_FIELDS["events"].number
 _CHANGE_VIEW: Final[int] = _CHANGE_FIELDS["view"].number
 
 
-def _change_message(events: Sequence[EventRow], seat: int | None, views: SeatViews) -> bytes:
-    """A WatchTable ``change`` message: ``events`` as ``seat`` sees them and, when they reach
-    the revision ``views`` shows, that seat's view (serialized, as the stream sends it)."""
+_PLAY_FIELDS: Final = table_pb2.PlayResponse.DESCRIPTOR.fields_by_name
+_PLAY_VIEW: Final[int] = _PLAY_FIELDS["view"].number
+_PLAY_CHANGE: Final[int] = _PLAY_FIELDS["change"].number
+_PLAY_ACTED: Final[int] = _PLAY_FIELDS["acted"].number
+
+
+def _change_message(
+    events: Sequence[EventRow], seat: int | None, views: SeatViews, *, field: int = _WATCH_CHANGE
+) -> bytes:
+    """A ``TableChange`` as field ``field`` of a stream's message (WatchTable's ``change``, or
+    Play's): ``events`` as ``seat`` sees them and, when they reach the revision ``views``
+    shows, that seat's view (serialized, as the stream sends it)."""
     body = b"".join(wire.length_delimited(_CHANGE_EVENT, e.copy_for(seat)) for e in events)
     if events[-1].sequence == views.record.last_sequence:
         body += wire.length_delimited(_CHANGE_VIEW, views.of(seat))
-    return wire.length_delimited(_WATCH_CHANGE, body)
+    return wire.length_delimited(field, body)
+
+
+class _Outcomes:
+    """Play's answered acts, serialized, in order, waiting for the stream to send them."""
+
+    def __init__(self) -> None:
+        self.ready: collections.deque[bytes] = collections.deque()
+        self.queued = asyncio.Event()
+
+    def put(self, outcome: bytes) -> None:
+        self.ready.append(outcome)
+        self.queued.set()
+
+
+async def _first_of(
+    change: Awaitable[None], outcomes: _Outcomes, reader: asyncio.Task[None]
+) -> None:
+    """Until the table changes (``change``), an act's outcome is queued, or the reader ends."""
+    outcomes.queued.clear()
+    if outcomes.ready or reader.done():
+        return
+    waiting = asyncio.ensure_future(change)
+    queued = asyncio.ensure_future(outcomes.queued.wait())
+    try:
+        await asyncio.wait({waiting, queued, reader}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiting.cancel()
+        queued.cancel()
 
 
 class TableServicer:
@@ -144,6 +194,9 @@ class TableServicer:
         self.clock = core.clock
         #: How fast each player may send moves at each table (``limits``).
         self.act_limits = ActLimiter()
+        #: The waits for scoring to acknowledge a match, by match id: one per match however
+        #: many of its streams are holding its MATCH_ENDED event.
+        self._scoring_waits: dict[str, asyncio.Task[None]] = {}
 
     def now_us(self) -> int:
         return self.core.now_us()
@@ -443,7 +496,10 @@ class TableServicer:
     async def Act(  # noqa: N802
         self, request: table_pb2.ActRequest, context: Any
     ) -> bytes:
-        claims = require_claims()
+        return await self._act(request, require_claims())
+
+    async def _act(self, request: table_pb2.ActRequest, claims: Claims) -> bytes:
+        """Act's answer, serialized (Act and Play's acts alike)."""
         check_request_id(request.request_id)
         check_id(request.table_id, "table_id")
         if claims.kind == "player":
@@ -585,6 +641,114 @@ class TableServicer:
         finally:
             live.watchers -= 1
 
+    async def Play(  # noqa: N802
+        self, requests: AsyncIterator[Any], context: Any
+    ) -> AsyncIterator[bytes]:
+        claims = require_claims()
+        first = await anext(aiter(requests), None)
+        check_streamed(first)
+        if first is None or not first.HasField("open"):
+            raise Invalid("FIELD_REQUIRED", field="open")
+        opened: table_pb2.WatchTableRequest = first.open
+        language = request_language(opened, context.invocation_metadata())
+        try:
+            async for message in self._play(opened, requests, claims, language):
+                yield message
+        except OkeyError as error:  # in the language the stream's open asked for
+            await abort_with(context, error, language)
+
+    async def _play(
+        self,
+        opened: table_pb2.WatchTableRequest,
+        requests: AsyncIterator[Any],
+        claims: Claims,
+        language: Language,
+    ) -> AsyncIterator[bytes]:
+        """Play once its first message is read (``Play``)."""
+        if not opened.HasField("seat"):
+            raise Invalid("FIELD_REQUIRED", field="open.seat")
+        live = await self._live(opened.table_id)
+        seat = self._viewing_seat(live.record, claims, opened.seat)
+        assert seat is not None
+        table_id = live.table_id
+        if opened.return_to_seat and claims.kind == "player":
+            await self._return_to_seat(table_id, seat)
+        outcomes = _Outcomes()
+        reader = asyncio.create_task(
+            self._play_acts(requests, claims, table_id, seat, language, outcomes)
+        )
+        after = opened.after_sequence
+        live.watchers += 1
+        try:
+            if opened.start_with_view:
+                after = live.views.record.last_sequence
+                yield wire.length_delimited(_PLAY_VIEW, live.views.of(seat))
+            elif after > live.record.last_sequence:
+                await self.core.tables.refresh(live)
+                if after > live.record.last_sequence:
+                    last = live.record.last_sequence
+                    raise Invalid("SEQUENCE_AHEAD", after_sequence=after, last_sequence=last)
+            while True:
+                events = live.events_after(after, _MAX_EVENTS_PER_READ)
+                if events is None:
+                    events = await self.store.events_after(
+                        table_id, after, limit=_MAX_EVENTS_PER_READ
+                    )
+                message = b""
+                if events:
+                    if any(e.kind == common_pb2.EVENT_KIND_MATCH_ENDED for e in events):
+                        await self._match_scored(live.record.match_id)
+                    message = _change_message(events, seat, live.views, field=_PLAY_CHANGE)
+                    after = events[-1].sequence
+                if outcomes.ready:
+                    message += outcomes.ready.popleft()
+                if message:
+                    yield message
+                    if any(event.kind in _LAST_EVENTS for event in events):
+                        return
+                    continue
+                if reader.done():
+                    reader.result()  # the client closed its side, or the reader failed
+                    return
+                if live.record.state in _OVER and live.record.last_sequence <= after:
+                    return
+                await _first_of(live.wait_beyond(after, SAFETY_POLL_SECONDS), outcomes, reader)
+                if live.stale:
+                    await self.core.tables.fresh(live)
+        finally:
+            live.watchers -= 1
+            reader.cancel()
+
+    async def _play_acts(
+        self,
+        requests: AsyncIterator[Any],
+        claims: Claims,
+        table_id: str,
+        seat: int,
+        language: Language,
+        outcomes: _Outcomes,
+    ) -> None:
+        """Play's acts, one after another: each applied as Act applies it, its outcome (OK, or
+        the status Act would have ended with) queued for the stream."""
+        async for request in requests:
+            check_streamed(request)
+            if not request.HasField("act"):
+                raise Invalid("FIELD_REQUIRED", field="act")
+            act: table_pb2.ActRequest = request.act
+            if act.table_id not in ("", table_id):
+                raise Invalid("BAD_FIELD", field="act.table_id", value=shown_value(act.table_id))
+            if act.seat not in (0, seat):  # 0: unset (the field has no presence)
+                raise Invalid("BAD_FIELD", field="act.seat", value=str(act.seat))
+            act.table_id = table_id
+            act.seat = seat
+            outcome = table_pb2.ActOutcome(request_id=act.request_id)
+            try:
+                await self._act(act, claims)
+                outcome.status.code = grpc.StatusCode.OK.value[0]
+            except OkeyError as error:
+                outcome.status.CopyFrom(rich_status(error, language))
+            outcomes.put(wire.length_delimited(_PLAY_ACTED, outcome.SerializeToString()))
+
     async def _return_to_seat(self, table_id: str, seat: int) -> None:
         """``seat``'s player, watching it with ``return_to_seat``, has it back if it is away
         (``seating.plan_back``); a seat that is not away stays as it is."""
@@ -601,7 +765,15 @@ class TableServicer:
     async def _match_scored(self, match_id: str) -> None:
         """Until scoring has acknowledged the match (the outbox's RecordMatch), so that its
         score sheet is there, ended, when the MATCH_ENDED event arrives; at most
-        ``match_end_hold_seconds`` (scoring out of reach does not hold the event for ever)."""
+        ``match_end_hold_seconds`` (scoring out of reach does not hold the event for ever).
+        The streams of one match share one wait."""
+        wait = self._scoring_waits.get(match_id)
+        if wait is None:
+            wait = self._scoring_waits[match_id] = asyncio.create_task(self._wait_scored(match_id))
+            wait.add_done_callback(lambda _done: self._scoring_waits.pop(match_id, None))
+        await asyncio.shield(wait)
+
+    async def _wait_scored(self, match_id: str) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.options.match_end_hold_seconds
         pause = 0.01
