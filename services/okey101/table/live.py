@@ -76,6 +76,9 @@ class LiveTable:
         self.holds_timer = False
         #: The revision a write of this pod is making now (its own notification is no news).
         self.writing = 0
+        #: Events set whenever the table changes, besides ``wait_beyond``'s (Play's streams,
+        #: which wait for the table or their own acts on one event).
+        self.listeners: set[asyncio.Event] = set()
 
     # ----------------------------------------------------------------------------------------
     # Reading
@@ -158,6 +161,8 @@ class LiveTable:
         self.touched = time.monotonic()
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
+        for listener in self.listeners:
+            listener.set()
 
 
 class LiveTables:

@@ -23,7 +23,7 @@ import contextlib
 import json
 import secrets
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Final
 
 import grpc
@@ -45,6 +45,7 @@ from okey101.platform.ids import check_id, check_request_id, shown_value
 from okey101.platform.interceptors import check_streamed
 from okey101.platform.names import TITLE_MAX, shown_name
 from okey101.platform.registration import add_servicer
+from okey101.platform.waiting import wait_set
 from okey101.table import answers, metrics
 from okey101.table.answers import AnswerKey
 from okey101.table.autoplay import SOURCE_LABELS, Autoplay
@@ -156,31 +157,16 @@ def _change_message(
 
 
 class _Outcomes:
-    """Play's answered acts, serialized, in order, waiting for the stream to send them."""
+    """Play's answered acts, serialized, in order, waiting for the stream to send them, and the
+    event that wakes the stream (an act answered, the table changed, the reader ended)."""
 
     def __init__(self) -> None:
         self.ready: collections.deque[bytes] = collections.deque()
-        self.queued = asyncio.Event()
+        self.woken = asyncio.Event()
 
     def put(self, outcome: bytes) -> None:
         self.ready.append(outcome)
-        self.queued.set()
-
-
-async def _first_of(
-    change: Awaitable[None], outcomes: _Outcomes, reader: asyncio.Task[None]
-) -> None:
-    """Until the table changes (``change``), an act's outcome is queued, or the reader ends."""
-    outcomes.queued.clear()
-    if outcomes.ready or reader.done():
-        return
-    waiting = asyncio.ensure_future(change)
-    queued = asyncio.ensure_future(outcomes.queued.wait())
-    try:
-        await asyncio.wait({waiting, queued, reader}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        waiting.cancel()
-        queued.cancel()
+        self.woken.set()
 
 
 class TableServicer:
@@ -677,8 +663,10 @@ class TableServicer:
         reader = asyncio.create_task(
             self._play_acts(requests, claims, table_id, seat, language, outcomes)
         )
+        reader.add_done_callback(lambda _done: outcomes.woken.set())
         after = opened.after_sequence
         live.watchers += 1
+        live.listeners.add(outcomes.woken)
         try:
             if opened.start_with_view:
                 after = live.views.record.last_sequence
@@ -712,11 +700,16 @@ class TableServicer:
                     return
                 if live.record.state in _OVER and live.record.last_sequence <= after:
                     return
-                await _first_of(live.wait_beyond(after, SAFETY_POLL_SECONDS), outcomes, reader)
+                # Woken by the table's next change, this stream's next answered act, or the
+                # reader's end; the table is looked at again at least this often regardless.
+                outcomes.woken.clear()
+                if live.record.last_sequence <= after and not outcomes.ready:
+                    await wait_set(outcomes.woken, SAFETY_POLL_SECONDS)
                 if live.stale:
                     await self.core.tables.fresh(live)
         finally:
             live.watchers -= 1
+            live.listeners.discard(outcomes.woken)
             reader.cancel()
 
     async def _play_acts(

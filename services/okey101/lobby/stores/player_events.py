@@ -16,14 +16,15 @@ enqueued in the same transaction (``PushOutbox.enqueue``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+import collections
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from okey.v1 import lobby_pb2
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from okey101.lobby.models import player_cursors, player_events
+from okey101.lobby.models import player_cursors, player_events, push_devices
 from okey101.lobby.push.outbox import PUSHED_KINDS, PushOutbox
 from okey101.lobby.records import US, now_us
 from okey101.platform.database import Database, dialect_insert
@@ -87,6 +88,77 @@ class PlayerEvents:
         if self.database.dialect == "postgresql":
             await session.execute(select(func.pg_notify(NOTIFY_CHANNEL, player_id)))
         return sequence
+
+    async def append_many(
+        self,
+        session: AsyncConnection,
+        records: Sequence[tuple[str, lobby_pb2.PlayerEvent, str]],
+    ) -> list[str]:
+        """``append`` for many (player, event, cause) at once, in a few statements whatever
+        their number: the causes already recorded are skipped (and a cause repeated within
+        ``records`` taken once); each player's events are numbered in the order given; the
+        players' cursor rows are taken in player order (as every writer takes them). The
+        players told, each once."""
+        c = player_events.c
+        causes = [cause for _player, _event, cause in records]
+        known = set((await session.scalars(select(c.cause).where(c.cause.in_(causes)))).all())
+        fresh: list[tuple[str, lobby_pb2.PlayerEvent, str]] = []
+        for player_id, event, cause in records:
+            if cause not in known:
+                known.add(cause)
+                fresh.append((player_id, event, cause))
+        if not fresh:
+            return []
+        counts = collections.Counter(player_id for player_id, _event, _cause in fresh)
+        players = sorted(counts)
+        insert = dialect_insert(player_cursors, self.database.dialect)
+        numbered = (
+            insert.values([{"player_id": p, "last_sequence": counts[p]} for p in players])
+            .on_conflict_do_update(
+                index_elements=["player_id"],
+                set_={
+                    "last_sequence": player_cursors.c.last_sequence + insert.excluded.last_sequence
+                },
+            )
+            .returning(player_cursors.c.player_id, player_cursors.c.last_sequence)
+        )
+        last = {row.player_id: int(row.last_sequence) for row in await session.execute(numbered)}
+        following = {player: last[player] - counts[player] + 1 for player in players}
+        now = now_us()
+        rows = []
+        for player_id, event, cause in fresh:
+            event.sequence = following[player_id]
+            following[player_id] += 1
+            if not event.HasField("time"):
+                event.time.FromMicroseconds(now)
+            rows.append(
+                {
+                    "player_id": player_id,
+                    "sequence": event.sequence,
+                    "kind": event.kind,
+                    "time_us": event.time.ToMicroseconds(),
+                    "event": event.SerializeToString(),
+                    "cause": cause,
+                }
+            )
+        await session.execute(player_events.insert(), rows)
+        pushed = [(player, event) for player, event, _cause in fresh if event.kind in PUSHED_KINDS]
+        if pushed:
+            with_devices = set(
+                (
+                    await session.scalars(
+                        select(push_devices.c.player_id)
+                        .where(push_devices.c.player_id.in_({player for player, _ in pushed}))
+                        .distinct()
+                    )
+                ).all()
+            )
+            for player_id, event in pushed:
+                if player_id in with_devices:
+                    await PushOutbox.enqueue(session, player_id, event)
+        if self.database.dialect == "postgresql":  # one round trip for every player told
+            await session.execute(select(*(func.pg_notify(NOTIFY_CHANNEL, p) for p in players)))
+        return players
 
     async def after(
         self, player_id: str, sequence: int, *, limit: int = 100
