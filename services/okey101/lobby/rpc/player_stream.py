@@ -3,10 +3,12 @@ the events other services send it (the events are ``lobby.stores.player_events``
 A player's own stream).
 
 A stream takes the event it will wait on before it reads (``PlayerWakes.next_wake``), so a wake
-between the read and the wait is not missed; it also reads again every ``SAFETY_POLL_SECONDS``
-on its own, so a notification lost with a dropped listening connection costs a delay, never an
-event. Events go out in sequence order, each once per stream. While a stream is open the player
-counts as present on every pod (``push.presence``): their events' push notifications are not sent.
+between the read and the wait is not missed (and a read that found less than a page found
+everything: the stream waits at once, one read a wake); it also reads again every
+``SAFETY_POLL_SECONDS`` on its own, so a notification lost with a dropped listening connection
+costs a delay, never an event. Events go out in sequence order, each once per stream. While a
+stream is open the player counts as present on every pod (``push.presence``): their events' push
+notifications are not sent.
 """
 
 from __future__ import annotations
@@ -92,7 +94,10 @@ class PlayerStreamCalls(LobbyCalls):
                 for event in found:
                     yield lobby_pb2.WatchPlayerResponse(event=event)
                     after = event.sequence
-                if not found:
+                # Less than a page: the read found every event committed before it, and one
+                # committed since has set ``wake`` (taken before the read), so the stream waits
+                # without reading again to find nothing.
+                if len(found) < PAGE:
                     await wait_set(wake, SAFETY_POLL_SECONDS)
         finally:
             wakes.done(player_id)
@@ -118,15 +123,12 @@ class PlayerStreamCalls(LobbyCalls):
 
             async def record_all(session: AsyncConnection) -> list[str]:
                 told = []
-                # In player order (each player's own kept in order): every transaction takes
-                # the players' cursor rows in the same order, so two never deadlock.
-                for record in sorted(request.records, key=lambda record: record.player_id):
+                for record in request.records:
                     event = lobby_pb2.PlayerEvent()
                     event.CopyFrom(record.event)
                     event.ClearField("sequence")
-                    if await events.append(session, record.player_id, event, cause=record.key):
-                        told.append(record.player_id)
-                return told
+                    told.append((record.player_id, event, record.key))
+                return await events.append_many(session, told)
 
             async def recorded() -> lobby_pb2.RecordPlayerEventsResponse:
                 events.wakes.wake(await self.database.transaction(record_all))
