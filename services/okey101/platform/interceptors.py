@@ -21,7 +21,6 @@ For each call:
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Final, NoReturn, cast
@@ -213,40 +212,65 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
 
     async def _until_drained(self, responses: AsyncIterator[Any]) -> AsyncIterator[Any]:
         """The responses until they end; ``_Drained`` if the server drains first, ``_Ended``
-        if the end an inner layer set (``StreamEnd``) comes first."""
+        if the end an inner layer set (``StreamEnd``) comes first.
+
+        The responses are read in the call's own task (a task a message would cost as much as
+        the message). A drain or an end that comes while the handler waits for its next
+        response cancels that wait; one that comes while a response is being sent is raised
+        once the send is done."""
         if self._drain.closing:
             raise _Drained
-        loop = asyncio.get_running_loop()
-        closing = asyncio.ensure_future(self._drain.wait())
+        task = asyncio.current_task()
+        assert task is not None
         end = StreamEnd()
+        STREAM_END.set(end)
+        stopped: list[Exception] = []
+        waiting = False
+        cancels = 0  # ours, not yet taken back
+
+        def stop(reason: Exception) -> None:
+            nonlocal cancels
+            if not stopped:
+                stopped.append(reason)
+                if waiting:
+                    cancels += 1
+                    task.cancel()
+
+        def on_closing(closing: asyncio.Future[Any]) -> None:
+            if not closing.cancelled():
+                stop(_Drained())
+
+        def on_end(due: asyncio.Future[OkeyError]) -> None:
+            if not due.cancelled():
+                stop(_Ended(due.result()))
+
+        closing = asyncio.ensure_future(self._drain.wait())
+        closing.add_done_callback(on_closing)
+        end.due.add_done_callback(on_end)
         iterator = aiter(responses)
-        # Each step runs in a task of its own, all in one context: what the handler sets in a
-        # context variable (the verified claims) stays set from one message to the next.
-        steps = contextvars.copy_context()
-        steps.run(STREAM_END.set, end)
-        following: asyncio.Future[Any] | None = None
         try:
-            while True:
-                following = loop.create_task(_step(iterator), context=steps)
-                following.add_done_callback(_retrieved)
-                await asyncio.wait(
-                    (following, closing, end.due), return_when=asyncio.FIRST_COMPLETED
-                )
-                if not following.done():
-                    if end.due.done():
-                        raise _Ended(end.due.result())
-                    raise _Drained
+            while not stopped:
+                waiting = True
                 try:
-                    item = following.result()
+                    item = await anext(iterator)
                 except StopAsyncIteration:
                     return
+                except asyncio.CancelledError:
+                    if cancels:
+                        cancels -= 1
+                        if task.uncancel() == 0:
+                            break  # our own cancel: the reason is raised below
+                    raise
+                finally:
+                    waiting = False
                 yield item
+            raise stopped[0]
         finally:
+            while cancels:  # a handler that swallowed our cancel: its count taken back
+                cancels -= 1
+                task.uncancel()
             closing.cancel()
             end.cancel()
-            if following is not None and not following.done():
-                following.cancel()
-                await asyncio.wait((following,))
 
     async def _map(self, exc: Exception, context: Context, method: str, request: Any) -> NoReturn:
         """End the call for an exception out of a handler (an abort passes through as is), in
@@ -291,19 +315,6 @@ def _cancelled_code(context: Context) -> grpc.StatusCode:
     if remaining is not None and remaining <= 0:
         return grpc.StatusCode.DEADLINE_EXCEEDED
     return grpc.StatusCode.CANCELLED
-
-
-async def _step(iterator: AsyncIterator[Any]) -> Any:
-    return await anext(iterator)
-
-
-def _retrieved(step: asyncio.Future[Any]) -> None:
-    """A step's outcome marked as seen. The stream reads it when it is still there to; when
-    the call was cancelled first (the client went away as the handler returned: every stream
-    a client closes after the match's last event), nobody will, and asyncio would log the
-    handler's ordinary end (``StopAsyncIteration``) at error level as a lost exception."""
-    if not step.cancelled():
-        step.exception()
 
 
 class _Drained(Exception):
