@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 LogFormat = Literal["auto", "json", "console"]
+EventLoop = Literal["uvloop", "asyncio"]
 
 #: Default (gRPC port, metrics port) of each service on one machine.
 SERVICE_PORTS: Mapping[str, tuple[int, int]] = {
@@ -51,6 +52,8 @@ class Settings:
     metrics_port: int
     log_format: LogFormat = "auto"
     log_level: str = "info"
+    #: The event loop a served process runs on: uvloop (libuv, the default) or asyncio's own.
+    event_loop: EventLoop = "uvloop"
     local_mode: bool = True
     var_dir: Path = Path("var")
     signing_key_file: Path | None = None
@@ -131,6 +134,7 @@ SETTINGS: tuple[_Spec, ...] = (
     _Spec("metrics_port", "--metrics-port", "Prometheus /metrics HTTP port; 0 picks a free one"),
     _Spec("log_format", "--log-format", "auto (JSON unless stderr is a terminal), json, console"),
     _Spec("log_level", "--log-level", "debug, info, warning or error (default info)"),
+    _Spec("event_loop", "--event-loop", "uvloop (default) or asyncio: the served process's loop"),
     _Spec("local_mode", "--local-mode", "1/0: one-machine mode (dev key, SQLite, localhost)"),
     _Spec("var_dir", "--var-dir", "where local mode keeps its files (default ./var)"),
     _Spec("signing_key_file", "--signing-key-file", "Ed25519 private key (PEM) to sign tokens"),
@@ -296,6 +300,9 @@ def load_settings(
     log_format = raw("log_format") or "auto"
     if log_format not in ("auto", "json", "console"):
         raise ConfigError(f"log_format must be auto, json or console, not {log_format!r}")
+    event_loop = raw("event_loop") or "uvloop"
+    if event_loop not in ("uvloop", "asyncio"):
+        raise ConfigError(f"event_loop must be uvloop or asyncio, not {event_loop!r}")
     level = (raw("log_level") or "info").lower()
     if level not in ("debug", "info", "warning", "error"):
         raise ConfigError(f"log_level must be debug, info, warning or error, not {level!r}")
@@ -307,6 +314,7 @@ def load_settings(
         metrics_port=_port("metrics_port", raw("metrics_port"), default_metrics),
         log_format=log_format,  # type: ignore[arg-type]
         log_level=level,
+        event_loop=event_loop,  # type: ignore[arg-type]
         local_mode=local_mode,
         var_dir=var_dir,
         signing_key_file=_path(raw("signing_key_file")),

@@ -43,6 +43,7 @@ from typing import Any
 
 import grpc
 import grpc.aio
+import uvloop
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from okey101.platform import collector
@@ -337,8 +338,13 @@ def run_serving(
     (with the reason logged). What ``okey101 serve SERVICE`` runs, for every service."""
     # First: every line the process writes, from the first, follows its log format.
     configure_logging(settings.log_format, settings.log_level)
+    # uvloop by default: the same work costs a served process less processor time than on
+    # asyncio's own loop (docs/performance.md, issue #35); gRPC, asyncpg and the HTTP servers
+    # run on either.
+    loop_factory = uvloop.new_event_loop if settings.event_loop == "uvloop" else None
     try:
-        asyncio.run(serving(settings))
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(serving(settings))
     except ConfigError as exc:
         get_logger(service=name).error("cannot start", reason=str(exc))
         return 1

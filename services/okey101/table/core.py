@@ -85,7 +85,8 @@ class TableCore:
         #: Called with each live table whose timer a published change set or cleared.
         self.on_timer: Callable[[LiveTable], None] = lambda _live: None
         #: Called when a published change owes scoring something (the outbox is sent at once).
-        self.on_outbox: Callable[[], None] = lambda: None
+        #: Told the kinds of the outbox rows each write made (their loops send them at once).
+        self.on_outbox: Callable[[set[str]], None] = lambda _kinds: None
 
     @classmethod
     def open(
@@ -260,7 +261,7 @@ class TableCore:
         if sealed.timer_changed:
             self.on_timer(live)
         if sealed.write.outbox:
-            self.on_outbox()
+            self.on_outbox({row["kind"] for row in sealed.write.outbox})
 
 
 __all__ = ["ATTEMPTS", "Outcome", "TableCore"]

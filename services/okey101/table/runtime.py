@@ -233,9 +233,12 @@ class Workers:
     # ----------------------------------------------------------------------------------------
     # Outbox
 
-    def _owe(self) -> None:
-        for owed in self._owed.values():
-            owed.set()
+    def _owe(self, kinds: set[str]) -> None:
+        """A write made outbox rows of ``kinds``: the loop that sends them looks at once."""
+        if player_events.KIND in kinds:
+            self._owed["players"].set()
+        if kinds & set(_SCORING_KINDS):
+            self._owed["scoring"].set()
 
     async def _outbox(
         self, name: str, kinds: tuple[str, ...], batch: int, *, linger: float = 0.0
