@@ -292,9 +292,15 @@ class PlayerStream:
     """A guest's own WatchPlayer stream, kept open (reopened after the last sequence seen when
     it breaks), as an app keeps it: where quick match seated them, by ticket."""
 
-    def __init__(self, client: StackClient, guest: Guest) -> None:
+    def __init__(
+        self,
+        client: StackClient,
+        guest: Guest,
+        on_event: Callable[[Guest, lobby_pb2.PlayerEvent], None] | None = None,
+    ) -> None:
         self.client = client
         self.guest = guest
+        self.on_event = on_event
         self.last_sequence = 0
         self.events = 0
         self._seated: dict[str, tuple[str, int]] = {}
@@ -302,8 +308,13 @@ class PlayerStream:
         self.task: asyncio.Task[None] | None = None
 
     @staticmethod
-    def open(client: StackClient, guest: Guest) -> PlayerStream:
-        guest.stream = stream = PlayerStream(client, guest)
+    def open(
+        client: StackClient,
+        guest: Guest,
+        on_event: Callable[[Guest, lobby_pb2.PlayerEvent], None] | None = None,
+    ) -> PlayerStream:
+        """Open ``guest``'s stream; ``on_event`` is told every event as it comes."""
+        guest.stream = stream = PlayerStream(client, guest, on_event)
         stream.task = asyncio.create_task(stream._run())
         return stream
 
@@ -329,6 +340,8 @@ class PlayerStream:
     def _take(self, event: lobby_pb2.PlayerEvent) -> None:
         self.last_sequence = event.sequence
         self.events += 1
+        if self.on_event is not None:
+            self.on_event(self.guest, event)
         if event.kind == lobby_pb2.PLAYER_EVENT_KIND_QUICK_MATCH_SEATED:
             self._seated[event.ticket_id] = (event.table_id, event.seat)
             self._news.set()

@@ -5,8 +5,11 @@ temporary PostgreSQL databases or SQLite files. N guests log in through the lobb
 for one tournament (oyna, ``--hands`` hands a match, one player of each table advancing), which
 the lobby starts: it seats each round's players at tables of four (the table's bots fill what is
 left), and every seat a player holds is played **from outside, through the public API**, as
-``bench load`` plays it (GetSeatView, the bot service's NextStep at level easy, Act). When a
-round's tables have ended the lobby plays the next, until the final table has its winner.
+apps play it: each player keeps their own WatchPlayer stream open and learns from it where the
+tournament seats them (TOURNAMENT_SEATED) and that it is over (TOURNAMENT_FINISHED), with no
+polling; each seat is played over TableService.Play, its moves chosen by the bot service's
+NextStep at level easy. When a round's tables have ended the lobby plays the next, until the
+final table has its winner.
 
 The last line is JSON: ``players``, ``rounds``, ``tables_played``, ``hands``, ``moves``,
 ``seconds`` (from the start to the winner), ``finished`` (the tournament has its winner),
@@ -30,10 +33,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from okey.v1 import common_pb2, lobby_pb2, table_pb2
+from okey.v1 import common_pb2, lobby_pb2
 
 from okey101.bench import load_stack
-from okey101.bench.load_stack import Figures, Guest, Play, Seating, StackClient
+from okey101.bench.load_stack import Figures, Guest, Play, PlayerStream, Seating, StackClient
 from okey101.bench.rules_bench import cpu_seconds
 
 SERVICES = ("rules", "bot", "scoring", "table", "lobby")
@@ -88,26 +91,6 @@ async def _tournament(client: StackClient, tournament_id: str) -> lobby_pb2.Tour
     return tournament
 
 
-async def _seating(
-    client: StackClient, table_id: str, by_player: dict[str, Guest]
-) -> Seating | None:
-    """Our players' seats at ``table_id`` (None if none of ours sits there)."""
-    table = (
-        await client.rpc(
-            lambda c: c.table.GetTable,
-            table_pb2.GetTableRequest(table_id=table_id),
-            client.service_auth,
-            name="GetTable",
-        )
-    ).table
-    seating = Seating(table_id)
-    for index, occupant in enumerate(table.seats):
-        guest = by_player.get(occupant.player_id)
-        if guest is not None and occupant.kind == common_pb2.OCCUPANT_KIND_PLAYER:
-            seating.seats[index] = guest
-    return seating if seating.seats else None
-
-
 async def _standings(client: StackClient, tournament_id: str) -> set[str]:
     players: set[str] = set()
     token = ""
@@ -133,12 +116,26 @@ async def _play(
     addresses = {name: stack.address(name) for name in SERVICES}
     client = StackClient(addresses, var_dir, figures)
     pids = {name: stack.services[name].process.pid for name in SERVICES}
-    play = Play(decide=load_stack.bot_service_decider(client), pace=0.0, poll_seconds=0.02)
-    drivers: dict[str, asyncio.Task[bool]] = {}
+    play = Play(decide=load_stack.bot_service_decider(client), pace=0.0)
+    drivers: dict[tuple[str, int], asyncio.Task[bool]] = {}
     stop = asyncio.Event()
+    finished_told = asyncio.Event()
+    streams: list[PlayerStream] = []
+
+    def told(guest: Guest, event: lobby_pb2.PlayerEvent) -> None:
+        """A player's own event: a seat to play, or the tournament's end."""
+        if event.kind == lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_SEATED:
+            seat = (event.table_id, event.seat)
+            if seat not in drivers:
+                seating = Seating(event.table_id, {event.seat: guest})
+                drivers[seat] = asyncio.create_task(load_stack.follow(client, seating, play, stop))
+        elif event.kind == lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_FINISHED:
+            finished_told.set()
+
     try:
         guests = await load_stack.login_guests(client, players)
         by_player = {guest.player_id: guest for guest in guests}
+        streams.extend(PlayerStream.open(client, guest, told) for guest in guests)
         tournament_id = await _create(client, players, hands)
         await _register(client, tournament_id, guests)
         cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
@@ -151,22 +148,10 @@ async def _play(
             client.service_auth,
             name="StartTournament",
         )
-        tournament = await _tournament(client, tournament_id)
-        while time.monotonic() - began < timeout:
-            tournament = await _tournament(client, tournament_id)
-            for round_ in tournament.rounds:
-                for table_id in round_.table_ids:
-                    if table_id in drivers:
-                        continue
-                    seating = await _seating(client, table_id, by_player)
-                    if seating is not None:
-                        drivers[table_id] = asyncio.create_task(
-                            load_stack.drive(client, seating, play, stop)
-                        )
-            if tournament.state == lobby_pb2.TOURNAMENT_STATE_FINISHED:
-                break
-            await asyncio.sleep(0.5)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(finished_told.wait(), timeout)
         seconds = time.monotonic() - began
+        tournament = await _tournament(client, tournament_id)
         cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
         stop.set()
         if drivers:
@@ -174,10 +159,13 @@ async def _play(
         for task in drivers.values():
             task.cancel()
         await asyncio.gather(*drivers.values(), return_exceptions=True)
-        checked = await load_stack.audit(client, list(drivers), drain_seconds=60)
+        tables = sorted({table_id for table_id, _seat in drivers})
+        checked = await load_stack.audit(client, tables, drain_seconds=60)
         standing = await _standings(client, tournament_id)
         peak = {name: load_stack.peak_rss_mb(pid) for name, pid in pids.items()}
     finally:
+        for stream in streams:
+            await stream.close()
         await client.close()
     cpu: dict[str, float | None] = {}
     for name in SERVICES:
@@ -188,7 +176,7 @@ async def _play(
         "players": players,
         "hands_per_match": hands,
         "rounds": len(tournament.rounds),
-        "tables_played": len(drivers),
+        "tables_played": len({table_id for table_id, _seat in drivers}),
         "hands": checked.hands,
         "moves": figures.moves,
         "seconds": round(seconds, 1),
