@@ -33,7 +33,9 @@ is JSON: ``moves_per_second`` (moves answered per second, all tables), ``p50_ms`
 ``slow_moves_worst_seconds`` (the five seconds of the run, counted from its start, that
 answered the most of them: a stall shows as one second holding most), ``errors`` (failed
 calls of any kind other than a stale or refused move; ``errors_by_code`` and a few
-``error_samples``), ``throttled`` (calls a lobby or table rate limit refused, by method, which
+``error_samples``), ``streams_reopened`` (players' and seats' streams opened again after a
+service closed their connection at its age limit, ``OKEY_MAX_CONNECTION_AGE_SECONDS``, by
+method: not errors), ``throttled`` (calls a lobby or table rate limit refused, by method, which
 the players waited out as the API asks: at full speed, hosts whose one-hand matches end every
 few seconds host more tables than the lobby lets a player host in a minute),
 ``hands_completed`` and ``matches_completed`` (HAND_ENDED and MATCH_ENDED in the tables' own
@@ -84,6 +86,7 @@ from okey101.bench import load_stack
 from okey101.bench.load_stack import Figures, Guest, Play, PlayerStream, Seating, StackClient
 from okey101.bench.rules_bench import cpu_seconds
 from okey101.bench.solver_bench import percentile
+from okey101.platform import collector
 
 SERVICES = ("rules", "bot", "scoring", "table", "lobby")
 
@@ -219,6 +222,10 @@ async def _play(
         guests = await load_stack.login_guests(client, 4 * count)
         login = round(time.monotonic() - login_began, 1)
         streams.extend(PlayerStream.open(client, guest) for guest in guests)
+        # The players hold thousands of streams' objects: as the services do, what is held
+        # now is frozen and full collections are spaced out (a full one held this process,
+        # and so every move in flight, for up to 1.6 s at 600 tables).
+        collector.settle()
         decisions: list[float] = []
         play = Play(
             decide=load_stack.engine_decider(level, decisions),
@@ -321,6 +328,7 @@ async def _play(
         "errors_by_code": figures.codes(),
         "error_samples": figures.samples[:5],
         "throttled": dict(figures.throttled),
+        "streams_reopened": dict(figures.reopened),
         "hands_completed": checked.hands,
         "matches_completed": checked.matches,
         "lost_hands": len(checked.lost),

@@ -166,6 +166,8 @@ class Figures:
     throttled: collections.Counter[str] = field(default_factory=collections.Counter)
     #: False while the figures are not wanted (warm-up): latencies are not kept.
     recording: bool = True
+    #: Streams opened again after a server closed their connection at its age limit.
+    reopened: collections.Counter[str] = field(default_factory=collections.Counter)
 
     def failed(self, method: str, error: grpc.aio.AioRpcError) -> None:
         code = error.code().name
@@ -173,6 +175,18 @@ class Figures:
         if error.code() not in GAME_ANSWERS and len(self.samples) < 20:
             rejection = Rejection.of(error)
             self.samples.append((method, code, rejection.reason, rejection.message[:200]))
+
+    def stream_ended(self, method: str, error: grpc.aio.AioRpcError) -> None:
+        """A long stream ended with ``error``: a server closing a connection at its age limit
+        (``max_connection_age_seconds``, so that new pods get traffic) ends it UNAVAILABLE, and
+        the client opens it again where it was; that is counted in ``reopened``, anything else
+        as a failure."""
+        if error.code() == grpc.StatusCode.UNAVAILABLE and "max connection age" in (
+            error.details() or ""
+        ):
+            self.reopened[method] += 1
+        else:
+            self.failed(method, error)
 
     def failed_status(self, method: str, status: Any) -> None:
         """``failed`` for a refusal carried in a stream (a ``google.rpc.Status``)."""
@@ -331,7 +345,7 @@ class PlayerStream:
                     if message.HasField("event"):
                         self._take(message.event)
             except grpc.aio.AioRpcError as error:
-                self.client.figures.failed("WatchPlayer", error)
+                self.client.figures.stream_ended("WatchPlayer", error)
                 if error.code() not in RETRYABLE:
                     raise
             await asyncio.sleep(delay)
@@ -521,6 +535,13 @@ def bot_service_decider(client: StackClient, level: int = common_pb2.BOT_LEVEL_E
         return list(step.actions)
 
     return decide
+
+
+def _retrieved(read: asyncio.Future[Any]) -> None:
+    """A stream's read that nobody waits for any more (the seat stopped, or its call was
+    cancelled): its outcome marked as seen, so asyncio does not log it as lost."""
+    if not read.cancelled():
+        read.exception()
 
 
 def engine_decider(level: str = "random", spent: list[float] | None = None) -> Decider:
@@ -730,6 +751,7 @@ async def _follow_seat(
             try:
                 while True:
                     read = asyncio.ensure_future(call.read())
+                    read.add_done_callback(_retrieved)
                     await asyncio.wait({read, stopped}, return_when=asyncio.FIRST_COMPLETED)
                     if not read.done():
                         read.cancel()
@@ -751,7 +773,7 @@ async def _follow_seat(
                     ):
                         view = await _act(client, seating, seat, view, play, pacer, figures)
             except grpc.aio.AioRpcError as error:
-                figures.failed("WatchTable", error)
+                figures.stream_ended("WatchTable", error)
                 if error.code() not in RETRYABLE:
                     raise
             finally:
@@ -790,6 +812,7 @@ async def _play_seat(
                 )
                 while True:
                     read = asyncio.ensure_future(call.read())
+                    read.add_done_callback(_retrieved)
                     await asyncio.wait({read, stopped}, return_when=asyncio.FIRST_COMPLETED)
                     if not read.done():
                         read.cancel()
@@ -827,9 +850,12 @@ async def _play_seat(
                             expected_state_version=view.state_version,
                         )
                         sent[request_id] = time.perf_counter()
-                        await call.write(table_pb2.PlayRequest(act=act))
+                        try:
+                            await call.write(table_pb2.PlayRequest(act=act))
+                        except asyncio.InvalidStateError:
+                            break  # the stream has ended: its status comes with the next read
             except grpc.aio.AioRpcError as error:
-                figures.failed("Play", error)
+                figures.stream_ended("Play", error)
                 if error.code() not in RETRYABLE:
                     raise
             finally:
