@@ -327,7 +327,46 @@ def record_player_events(world: World) -> Reuse:
     return Reuse(world.service_auth(), first, second)
 
 
+def _hook(world: World) -> str:
+    """A webhook address of the world's loopback (nothing listens: deliveries just fail)."""
+    return f"http://127.0.0.1:9/hook-{uuid.uuid4().hex[:8]}"
+
+
+def register_push_device(world: World) -> Reuse:
+    first = lobby_pb2.RegisterPushDeviceRequest(
+        request_id=_rid("RegisterPushDevice"),
+        platform=lobby_pb2.PUSH_PLATFORM_WEBHOOK,
+        token=_hook(world),
+        language="en",
+    )
+    return Reuse(world.guests[4].auth, first, _with(first, language="tr"))
+
+
+def unregister_push_device(world: World) -> Reuse:
+    guest = world.guests[4]
+    devices = [
+        world.ok(
+            "lobby",
+            "RegisterPushDevice",
+            lobby_pb2.RegisterPushDeviceRequest(
+                request_id=_rid("r"),
+                platform=lobby_pb2.PUSH_PLATFORM_WEBHOOK,
+                token=_hook(world),
+                language="en",
+            ),
+            guest.auth,
+        ).device_id
+        for _ in range(2)
+    ]
+    first = lobby_pb2.UnregisterPushDeviceRequest(
+        request_id=_rid("UnregisterPushDevice"), device_id=devices[0]
+    )
+    return Reuse(guest.auth, first, _with(first, device_id=devices[1]))
+
+
 RECIPES: dict[tuple[str, str], Callable[[World], Reuse]] = {
+    ("lobby", "RegisterPushDevice"): register_push_device,
+    ("lobby", "UnregisterPushDevice"): unregister_push_device,
     ("lobby", "LoginGuest"): login_guest,
     ("lobby", "RegisterAccount"): register_account,
     ("lobby", "LoginAccount"): login_account,

@@ -742,11 +742,16 @@ def open_world(var_dir: Path) -> Iterator[World]:
             async with running_stack(
                 var_dir, clock=clock, lobby_address=f"127.0.0.1:{lobby_port}"
             ) as stack:
+                # Webhooks on (to 127.0.0.1): RegisterPushDevice has a platform to accept.
+                secret = var_dir / "webhook-secret"
+                secret.write_text("abuse-world-webhook-secret-" + "s" * 32)
                 settings = lobby_settings(
                     var_dir,
                     port=lobby_port,
                     table_address=stack.table.target,
                     scoring_address=stack.scoring.target,
+                    push_webhook_secret_file=secret,
+                    push_webhook_allow_loopback=True,
                 )
                 # Every player of the world calls from 127.0.0.1: the limits per client
                 # address would hold them all to one address's share.

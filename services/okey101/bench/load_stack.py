@@ -823,7 +823,16 @@ async def _play_seat(
                     delay = 0.05
                     if item.HasField("acted"):
                         began = sent.pop(item.acted.request_id, None)
-                        if item.acted.status.code:
+                        refused = Rejection.of_status(item.acted.status)
+                        wait = (
+                            refused.retry_after
+                            if refused.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+                            else None
+                        )
+                        if wait is not None:  # a rate limit: waited out, then moved again
+                            figures.throttled["Play.act"] += 1
+                            await asyncio.sleep(wait)
+                        elif item.acted.status.code:
                             figures.failed_status("Play.act", item.acted.status)
                         elif began is not None and figures.recording:
                             answered = time.perf_counter()

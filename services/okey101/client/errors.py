@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 import grpc
 import grpc.aio
-from google.rpc import error_details_pb2
+from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 #: Codes worth retrying with the same request_id (common.proto: "UNAVAILABLE and
@@ -64,6 +64,16 @@ class Rejection:
         except ValueError:
             # A status whose code or message disagrees with the call's: use the call's own.
             status = None
+        return Rejection._read(code, details, status)
+
+    @staticmethod
+    def of_status(status: status_pb2.Status) -> Rejection:
+        """The rejection a ``google.rpc.Status`` carries (a Play stream's act outcome)."""
+        code = next((c for c in grpc.StatusCode if c.value[0] == status.code), None)
+        return Rejection._read(code or grpc.StatusCode.UNKNOWN, status.message, status)
+
+    @staticmethod
+    def _read(code: grpc.StatusCode, details: str, status: Any) -> Rejection:
         reason, message, locale = "", details, ""
         params: dict[str, str] = {}
         if status is not None:
