@@ -126,6 +126,7 @@ bench: install
 	$(BIN)/okey101 bench bots --deals 2000 --candidate easy --reference random --json
 	$(BIN)/okey101 bench load --tables 20 --minutes 1 --json
 	$(BIN)/okey101 bench load --tables 60 --minutes 3 --pace 0.5 --json
+	$(BIN)/okey101 bench players --players 10000 --events 2000 --json
 
 # The expert's figures of issue #22 (docs/bots.md): 2,000 deals a run, four experts and expert
 # against hard for each preset, 96 rollouts a decision and no time bound (so that the figures do

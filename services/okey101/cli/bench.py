@@ -270,6 +270,51 @@ def _bench_load(args: argparse.Namespace) -> int:
     )
 
 
+def _add_bench_players(targets: Commands) -> None:
+    parser = targets.add_parser(
+        "players",
+        help="many players' own WatchPlayer streams open on one lobby process",
+        description="Start the lobby alone with a temporary PostgreSQL database (or SQLite), log "
+        "PLAYERS guests in and open one WatchPlayer stream each; the lobby's memory a stream, "
+        "its processor time idle, and the processor time and delay of EVENTS events recorded "
+        "through RecordPlayerEvents and delivered to the streams. Exit status 1 if a stream "
+        "failed or an event was lost or duplicated.",
+    )
+    parser.add_argument("--players", type=positive_int, default=10000, help="streams open")
+    parser.add_argument("--events", type=positive_int, default=2000, help="events delivered")
+    parser.add_argument(
+        "--idle-seconds", type=float, default=10.0, help="seconds measured idle (default 10)"
+    )
+    parser.add_argument(
+        "--streams-per-channel",
+        type=positive_int,
+        default=100,
+        help="streams a connection carries (default 100; 1: a connection a player)",
+    )
+    parser.add_argument("--sqlite", action="store_true", help="a SQLite file, not PostgreSQL")
+    parser.add_argument(
+        "--database-url",
+        help="the PostgreSQL server to make the database on (default: OKEY_TEST_DATABASE_URL, "
+        "else postgresql://postgres@127.0.0.1:5432/test)",
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(handler=_bench_players)
+
+
+def _bench_players(args: argparse.Namespace) -> int:
+    from okey101.bench import players_bench
+
+    return players_bench.main(
+        args.players,
+        args.events,
+        args.idle_seconds,
+        args.sqlite,
+        args.database_url,
+        args.json,
+        per_channel=args.streams_per_channel,
+    )
+
+
 def _add_bench_tournament(targets: Commands) -> None:
     parser = targets.add_parser(
         "tournament",
@@ -337,6 +382,7 @@ BENCH_TARGETS: tuple[Callable[[Commands], None], ...] = (
     _add_bench_core,
     _add_bench_tournament,
     _add_bench_load,
+    _add_bench_players,
     _add_bench_edge,
 )
 

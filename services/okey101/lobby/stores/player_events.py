@@ -33,6 +33,10 @@ from okey101.platform.database import Database, dialect_insert
 NOTIFY_CHANNEL: Final = "okey101_player_events"
 #: How long events are kept.
 KEPT_US: Final = 24 * 3600 * US
+#: Streams' reads (``after``) at once: fewer than the pool's connections (10), so that a
+#: notification waking a hundred streams queues their reads here rather than opening and
+#: closing the pool's overflow connections for them.
+READS_AT_ONCE: Final = 8
 
 
 class PlayerEvents:
@@ -42,6 +46,7 @@ class PlayerEvents:
         self.database = database
         #: This process's open streams, woken by the writers once they have committed.
         self.wakes = PlayerWakes()
+        self._reads = asyncio.Semaphore(READS_AT_ONCE)
 
     async def append(
         self,
@@ -165,7 +170,7 @@ class PlayerEvents:
     ) -> list[lobby_pb2.PlayerEvent]:
         """``player_id``'s events after ``sequence``, in order (at most ``limit``)."""
         c = player_events.c
-        async with self.database.read() as session:
+        async with self._reads, self.database.read() as session:
             rows = (
                 await session.execute(
                     select(c.event)
