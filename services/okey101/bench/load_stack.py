@@ -656,43 +656,19 @@ async def drive(
                 await asyncio.sleep(play.poll_seconds)
             view = None
             continue
-        await pacer.wait()
-        if stop.is_set():
-            break
         seat = view.seat
-        actions = await play.decide(view)
-        request = table_pb2.ActRequest(
-            request_id=uuid.uuid4().hex,
-            table_id=seating.table_id,
-            seat=seat,
-            actions=actions,
-            expected_state_version=view.state_version,
-        )
-        began = time.perf_counter()
-        try:
-            answer = await client.rpc(
-                lambda c: c.table.Act,
-                request,
-                seating.seats[seat].auth,
-                name="Act",
-                retry_seconds=play.retry_seconds,
-            )
-        except grpc.aio.AioRpcError as error:
-            if error.code() not in GAME_ANSWERS:
-                await asyncio.sleep(play.poll_seconds)
+        answered = await _act(client, seating, seat, view, play, pacer, figures, stop)
+        if answered is None:
+            if stop.is_set():
+                break
             view = None
             continue
-        if figures.recording:
-            answered = time.perf_counter()
-            figures.latencies.append((answered - began) * 1000)
-            figures.answered.append(answered)
-            figures.moves += 1
         moves += 1
         if on_move is not None:
             on_move(seating, seat)
         if play.max_moves is not None and moves >= play.max_moves:
             return False
-        view = answer.view
+        view = answered
         if play.until is not None and play.until(view):
             return False
         if view.phase not in ACTIVE or view.turn != seat:
@@ -771,7 +747,7 @@ async def _follow_seat(
                         and view.turn == seat
                         and not stop.is_set()
                     ):
-                        view = await _act(client, seating, seat, view, play, pacer, figures)
+                        view = await _act(client, seating, seat, view, play, pacer, figures, stop)
             except grpc.aio.AioRpcError as error:
                 figures.stream_ended("WatchTable", error)
                 if error.code() not in RETRYABLE:
@@ -884,10 +860,15 @@ async def _act(
     play: Play,
     pacer: Pacer,
     figures: Figures,
+    stop: asyncio.Event | None = None,
 ) -> common_pb2.SeatView | None:
-    """One move of ``seat`` from ``view``: its view after the move, or None when the move was
-    refused (stale: the stream brings the news)."""
+    """One move of ``seat`` from ``view`` by an Act call, at the pace, timed from the call to
+    its answer: its view after the move, or None when ``stop`` was set while it waited or the
+    move was refused (stale or not allowed: the news is on its way; after any other failure, a
+    short pause first)."""
     await pacer.wait()
+    if stop is not None and stop.is_set():
+        return None
     actions = await play.decide(view)
     request = table_pb2.ActRequest(
         request_id=uuid.uuid4().hex,
@@ -905,7 +886,9 @@ async def _act(
             name="Act",
             retry_seconds=play.retry_seconds,
         )
-    except grpc.aio.AioRpcError:
+    except grpc.aio.AioRpcError as error:
+        if error.code() not in GAME_ANSWERS:
+            await asyncio.sleep(play.poll_seconds)
         return None
     if figures.recording:
         answered = time.perf_counter()
