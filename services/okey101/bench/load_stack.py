@@ -178,12 +178,15 @@ class Figures:
 
     def stream_ended(self, method: str, error: grpc.aio.AioRpcError) -> None:
         """A long stream ended with ``error``: a server closing a connection at its age limit
-        (``max_connection_age_seconds``, so that new pods get traffic) ends it UNAVAILABLE, and
-        the client opens it again where it was; that is counted in ``reopened``, anything else
-        as a failure."""
-        if error.code() == grpc.StatusCode.UNAVAILABLE and "max connection age" in (
-            error.details() or ""
-        ):
+        (``max_connection_age_seconds``, so that new pods get traffic) ends it UNAVAILABLE
+        ("max connection age"), or CANCELLED when the connection's grace runs out under it
+        (this client never cancels a stream it still reads), and the client opens it again
+        where it was; that is counted in ``reopened``, anything else as a failure."""
+        ended_by_age = (
+            error.code() == grpc.StatusCode.UNAVAILABLE
+            and "max connection age" in (error.details() or "")
+        ) or error.code() == grpc.StatusCode.CANCELLED
+        if ended_by_age:
             self.reopened[method] += 1
         else:
             self.failed(method, error)
