@@ -15,9 +15,17 @@
   NextStep, or the engine's bot in-process), TableService.Act with the view's state_version,
   timed from the call to its answer; at most ``pace`` moves a second per table. Seats that are
   not ours (the table's bots) are left to the table.
+- ``PlayerStream``: a guest's own WatchPlayer stream, kept open; ``quick_match`` is seated by
+  it when the guest has one (QUICK_MATCH_SEATED), else by polling.
+- ``follow``: a table played as apps play it, each seat over TableService.Play (a native
+  app) or WatchTable with ``changes`` and Act (a browser), its view coming with each change.
 - ``audit``: what the tables say was finished, against what scoring recorded: every ended hand
   (a HAND_ENDED event in the table's log, read back with WatchTable) must be on its match's
   score sheet exactly once, and every table's log numbered 1, 2, 3... with no gap.
+
+It is over 900 lines as one idea: the whole stack driven from outside, as players do, for
+``bench load``, ``bench tournament`` and the fault tests, which share its client, its figures
+and its players (split, each part would import the others).
 """
 
 from __future__ import annotations
@@ -540,6 +548,26 @@ def bot_service_decider(client: StackClient, level: int = common_pb2.BOT_LEVEL_E
     return decide
 
 
+async def _read_unless(call: Any, stopped: asyncio.Task[Any]) -> Any:
+    """The stream's next message (or ``grpc.aio.EOF``); None if ``stopped`` ends first."""
+    read = asyncio.ensure_future(call.read())
+    read.add_done_callback(_retrieved)
+    await asyncio.wait({read, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    if not read.done():
+        read.cancel()
+        return None
+    return read.result()
+
+
+def _newest(view: common_pb2.SeatView | None, item: Any) -> common_pb2.SeatView | None:
+    """The newer of ``view`` and the one ``item`` carries (a stream's view, or its change's),
+    by sequence: a change's view may come after the seat's own move answered a newer one."""
+    newer: common_pb2.SeatView = item.change.view if item.HasField("change") else item.view
+    if newer.ByteSize() and (view is None or newer.as_of_sequence >= view.as_of_sequence):
+        return newer
+    return view
+
+
 def _retrieved(read: asyncio.Future[Any]) -> None:
     """A stream's read that nobody waits for any more (the seat stopped, or its call was
     cancelled): its outcome marked as seen, so asyncio does not log it as lost."""
@@ -729,21 +757,13 @@ async def _follow_seat(
             view: common_pb2.SeatView | None = None
             try:
                 while True:
-                    read = asyncio.ensure_future(call.read())
-                    read.add_done_callback(_retrieved)
-                    await asyncio.wait({read, stopped}, return_when=asyncio.FIRST_COMPLETED)
-                    if not read.done():
-                        read.cancel()
+                    item = await _read_unless(call, stopped)
+                    if item is None:
                         return False
-                    item = read.result()
                     if item is grpc.aio.EOF:
                         return True  # the match's (or the table's) last event was sent
                     delay = 0.05
-                    newer = item.change.view if item.HasField("change") else item.view
-                    if newer.ByteSize() and (
-                        view is None or newer.as_of_sequence >= view.as_of_sequence
-                    ):
-                        view = newer
+                    view = _newest(view, item)
                     while (
                         view is not None
                         and view.phase in ACTIVE
@@ -790,13 +810,9 @@ async def _play_seat(
                     )
                 )
                 while True:
-                    read = asyncio.ensure_future(call.read())
-                    read.add_done_callback(_retrieved)
-                    await asyncio.wait({read, stopped}, return_when=asyncio.FIRST_COMPLETED)
-                    if not read.done():
-                        read.cancel()
+                    item = await _read_unless(call, stopped)
+                    if item is None:
                         return False
-                    item = read.result()
                     if item is grpc.aio.EOF:
                         return True  # the match's (or the table's) last event was sent
                     delay = 0.05
@@ -818,11 +834,7 @@ async def _play_seat(
                             figures.latencies.append((answered - began) * 1000)
                             figures.answered.append(answered)
                             figures.moves += 1
-                    newer = item.change.view if item.HasField("change") else item.view
-                    if newer.ByteSize() and (
-                        view is None or newer.as_of_sequence >= view.as_of_sequence
-                    ):
-                        view = newer
+                    view = _newest(view, item)
                     if (
                         not sent
                         and view is not None
