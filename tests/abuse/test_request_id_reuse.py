@@ -364,6 +364,37 @@ def unregister_push_device(world: World) -> Reuse:
     return Reuse(guest.auth, first, _with(first, device_id=devices[1]))
 
 
+def claim_daily_chips(world: World) -> Reuse:
+    """The request holds nothing but its id: another player's claim under it is their own."""
+    one, two = _guest(world, "daily"), _guest(world, "daily")
+    first = lobby_pb2.ClaimDailyChipsRequest(request_id=_rid("ClaimDailyChips"))
+    return Reuse(one.auth, first, _with(first, locale="tr"), own_call=True, second_auth=two.auth)
+
+
+def adjust_chips(world: World) -> Reuse:
+    first = lobby_pb2.AdjustChipsRequest(
+        request_id=_rid("AdjustChips"),
+        player_id=_guest(world, "adjust").player_id,
+        amount=40,
+        reason="a goodwill grant",
+    )
+    return Reuse(world.service_auth(), first, _with(first, amount=400))
+
+
+def record_table_chips(world: World) -> Reuse:
+    """Two batches of a table's chips records under one request id."""
+    rid = _rid("RecordTableChips")
+
+    def batch(key: str) -> lobby_pb2.RecordTableChipsRequest:
+        record = lobby_pb2.TableChipsRecord(
+            key=key, kind=lobby_pb2.TABLE_CHIPS_EVENT_KIND_MATCH_ABANDONED, table_id="t-chips"
+        )
+        return lobby_pb2.RecordTableChipsRequest(request_id=rid, records=[record])
+
+    first, second = batch(f"chips/t-chips/{rid}/1"), batch(f"chips/t-chips/{rid}/2")
+    return Reuse(world.service_auth(), first, second)
+
+
 RECIPES: dict[tuple[str, str], Callable[[World], Reuse]] = {
     ("lobby", "RegisterPushDevice"): register_push_device,
     ("lobby", "UnregisterPushDevice"): unregister_push_device,
@@ -382,6 +413,9 @@ RECIPES: dict[tuple[str, str], Callable[[World], Reuse]] = {
     ("lobby", "StartTournament"): start_tournament,
     ("lobby", "CancelTournament"): cancel_tournament,
     ("lobby", "RecordPlayerEvents"): record_player_events,
+    ("lobby", "ClaimDailyChips"): claim_daily_chips,
+    ("lobby", "AdjustChips"): adjust_chips,
+    ("lobby", "RecordTableChips"): record_table_chips,
     ("scoring", "RecordHand"): record_hand,
     ("scoring", "RecordMatch"): record_match,
     ("table", "CreateTable"): create_table,

@@ -21,14 +21,14 @@ from typing import Any
 import grpc
 import grpc.aio
 import pytest
-from okey.v1 import common_pb2, rules_pb2, rules_pb2_grpc, scoring_pb2, table_pb2
+from okey.v1 import common_pb2, lobby_pb2, rules_pb2, rules_pb2_grpc, scoring_pb2, table_pb2
 
 from okey101.client import moves
 from okey101.client.app import OkeyApp
 from okey101.client.i18n import Strings
 from okey101.client.memory import TableMemory
 from okey101.client.resume import Reconnecting
-from okey101.client.screens import ConfirmScreen, PickMeldScreen, ScoreSheetScreen
+from okey101.client.screens import ConfirmScreen, PickMeldScreen, ScoreSheetScreen, WalletScreen
 from okey101.engine.actions import End
 from okey101.engine.deal import deal, shuffled_deck
 from okey101.engine.hand import HandState, Phase, TableMeld
@@ -69,6 +69,13 @@ class RulesTable:
         self.names = list(names) or [f"Bot {n}" for n in range(4)]
         self.stream: asyncio.Queue[table_pb2.WatchTableResponse] = asyncio.Queue()
         self.acts: list[list[common_pb2.Action]] = []
+        #: What GetTable answers (a test stakes the table) and the player's wallet: its
+        #: balance and its entries, newest first, in pages of ``page_size``.
+        self.table = common_pb2.Table(table_id=self.table_id)
+        self.balance = lobby_pb2.GetWalletResponse(balance=1000)
+        self.entries: list[lobby_pb2.WalletEntry] = []
+        self.page_size = 50
+        self.entry_calls = 0
 
     def _decorate(self, view: common_pb2.SeatView) -> common_pb2.SeatView:
         view.table_id = self.table_id
@@ -134,7 +141,21 @@ class RulesTable:
         return view
 
     async def get_table(self) -> common_pb2.Table:
-        return common_pb2.Table(table_id=self.table_id, match_id="")
+        answer = common_pb2.Table()
+        answer.CopyFrom(self.table)
+        return answer
+
+    async def wallet(self) -> lobby_pb2.GetWalletResponse:
+        return self.balance
+
+    async def wallet_entries(self, page_token: str = "") -> lobby_pb2.ListWalletEntriesResponse:
+        self.entry_calls += 1
+        start = int(page_token or 0)
+        end = start + self.page_size
+        more = str(end) if end < len(self.entries) else ""
+        return lobby_pb2.ListWalletEntriesResponse(
+            entries=self.entries[start:end], next_page_token=more
+        )
 
     async def validate_melds(
         self, view: common_pb2.SeatView, groups: Sequence[common_pb2.TileGroup]
@@ -748,6 +769,91 @@ def test_the_last_discard_ends_the_hand_and_shows_the_score_sheet(tmp_path: Path
         await settle(pilot, app, lambda: not isinstance(app.screen, ScoreSheetScreen))
 
     run(tmp_path, state, 0, script)
+
+
+def _entry(
+    amount: int, reason: int, after: int, table_id: str = "", note: str = ""
+) -> lobby_pb2.WalletEntry:
+    entry = lobby_pb2.WalletEntry(
+        entry_id=f"e-{after}-{reason}",
+        amount=amount,
+        balance_after=after,
+        reason=reason,  # type: ignore[arg-type]
+        table_id=table_id,
+        note=note,
+    )
+    entry.create_time.FromSeconds(1_790_000_000)
+    return entry
+
+
+def test_a_staked_table_shows_its_stake_pot_and_balance_and_w_the_wallet(tmp_path: Path) -> None:
+    """The title: the stake and the pot (GetTable, asked again when the pot moves) and the
+    balance with the chips in play (GetWallet); ``w`` the wallet's history, a page at a time."""
+    state = dealt(11)
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        await settle(pilot, app, lambda: "balance 1,000" in screen_text(app))
+        assert "pot" not in screen_text(app).split("\n")[0]  # an unstaked table: no pot
+        table.table.stake, table.table.pot, table.table.fee_percent = 100, 400, 5
+        table.balance = lobby_pb2.GetWalletResponse(balance=1900, held=100)
+        table.entries = [
+            _entry(-100, lobby_pb2.WALLET_ENTRY_REASON_STAKE, 1900, table.table_id),
+            _entry(1000, lobby_pb2.WALLET_ENTRY_REASON_ADJUSTMENT, 2000, note="welcome back"),
+            _entry(1000, lobby_pb2.WALLET_ENTRY_REASON_GRANT, 1000),
+        ]
+        table.page_size = 2
+        # The match starts: the bots' stakes join the pot, and the title follows.
+        table.sequence += 1
+        started = common_pb2.Event(
+            sequence=table.sequence, kind=common_pb2.EVENT_KIND_MATCH_STARTED
+        )
+        await table.stream.put(table_pb2.WatchTableResponse(event=started))
+        await settle(pilot, app, lambda: "pot 400" in screen_text(app))
+        assert "stake 100 · pot 400 · balance 1,900 · in play 100" in screen_text(app)
+        await pilot.press("w")
+        await settle(pilot, app, lambda: isinstance(app.screen, WalletScreen) and app.screen.loaded)
+        text = screen_text(app)
+        assert "Wallet history" in text and "balance 1,900" in text
+        assert re.search(r"Stake\s.*-100\s.*1,900\s.*table ui-table", text), text
+        assert "Adjustment by the operator: welcome back" in text
+        assert "Starting chips" not in text and "n: older entries" in text
+        await pilot.press("n")
+        await settle(pilot, app, lambda: len(getattr(app.screen, "entries", [])) == 3)
+        text = screen_text(app)
+        assert re.search(r"Starting chips\s.*\+1,000", text), text
+        assert "n: older entries" not in text
+        await pilot.press("enter")
+        await settle(pilot, app, lambda: not isinstance(app.screen, WalletScreen))
+
+    run(tmp_path, state, 0, script)
+
+
+def test_a_won_staked_match_shows_the_payout_from_the_wallet_in_turkish(tmp_path: Path) -> None:
+    """The result waits for the seat's PAYOUT entry for the table (the lobby records it a
+    moment after MATCH_ENDED) and says it; a seat that did not win is told at once."""
+    state = dealt(11)
+
+    async def script(app: OkeyApp, pilot: Any, table: RulesTable) -> None:
+        table.table.stake, table.table.pot, table.table.fee_percent = 100, 400, 5
+        result = common_pb2.MatchResult(match_id="m-1", table_id=table.table_id, hands_played=1)
+        for seat, total in enumerate([-101, 202, 202, 202]):
+            result.seats.add(seat=seat, total=total, winner=seat == 0)
+        table.sequence += 1
+        ended = common_pb2.Event(
+            sequence=table.sequence, kind=common_pb2.EVENT_KIND_MATCH_ENDED, match_result=result
+        )
+        await table.stream.put(table_pb2.WatchTableResponse(event=ended))
+        await settle(pilot, app, lambda: "Pot dağıtılıyor" in screen_text(app))
+        assert "Maç bitti" in screen_text(app)
+        # The payout reaches the wallet; another table's does not count.
+        table.entries = [
+            _entry(380, lobby_pb2.WALLET_ENTRY_REASON_PAYOUT, 1280, table.table_id),
+            _entry(95, lobby_pb2.WALLET_ENTRY_REASON_PAYOUT, 900, "another-table"),
+        ]
+        await settle(pilot, app, lambda: "Kazancın: +380 çip (bahis 100)." in screen_text(app))
+        assert table.entry_calls >= 2
+
+    run(tmp_path, state, 0, script, language="tr")
 
 
 def test_the_reveal_in_turkish_says_the_match_totals_and_its_target(tmp_path: Path) -> None:

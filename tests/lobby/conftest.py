@@ -1,5 +1,6 @@
-"""Fixtures of the lobby's tests. For the push notifications' (``test_push*.py``): a lobby
-running in-process (as ``okey101 serve lobby`` runs it) pointed at local FCM, APNs and webhook
+"""Fixtures of the lobby's tests. For the chips' (``test_chips_*.py``): a lobby on SQLite or
+PostgreSQL (``chips``, ``support.chips``). For the push notifications' (``test_push*.py``): a
+lobby running in-process (as ``okey101 serve lobby`` runs it) pointed at local FCM, APNs and webhook
 servers (``support.push_servers``), and what the tests do with it: register devices, record
 players' events as the table service does, open a WatchPlayer stream, read the outbox."""
 
@@ -9,7 +10,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from sqlalchemy import select
 from okey101.lobby.models import push_devices, push_outbox
 from okey101.platform.auth import TokenIssuer, dev_signing_key
 
+from support.chips import ChipsWorld, chips_world, database_for
 from support.lobby import Client, bearer, lobby_client, lobby_settings
 from support.push_servers import Providers, local_providers
 
@@ -173,3 +175,27 @@ class Stream:
 def stream() -> Callable[[Client, str], Stream]:
     """``stream(client, access_token)``: a WatchPlayer stream (``Stream``)."""
     return Stream
+
+
+# ---------------------------------------------------------------------------------------------
+# Chips (``test_chips_*.py``; ``support.chips``)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def chips_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty lobby database: a SQLite file, or a PostgreSQL database of this test's own,
+    dropped after it (skipped without ``OKEY_TEST_DATABASE_URL``)."""
+    yield from database_for(request.param, tmp_path)
+
+
+@pytest.fixture
+def chips(
+    tmp_path: Path, chips_database: str
+) -> Callable[..., contextlib.AbstractAsyncContextManager[ChipsWorld]]:
+    """``async with chips(**settings) as world``: a lobby on ``chips_database`` with those
+    settings (``support.chips.ChipsWorld``)."""
+
+    def open_world(**changes: Any) -> contextlib.AbstractAsyncContextManager[ChipsWorld]:
+        return chips_world(tmp_path, chips_database, **changes)
+
+    return open_world

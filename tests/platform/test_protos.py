@@ -85,6 +85,12 @@ SERVICES: dict[str, set[str]] = {
         "RecordPlayerEvents",
         "RegisterPushDevice",
         "UnregisterPushDevice",
+        "GetWallet",
+        "ListWalletEntries",
+        "ClaimDailyChips",
+        "AdjustChips",
+        "ListStakeLevels",
+        "RecordTableChips",
     },
     "ScoringService": {
         "RecordHand",
@@ -117,6 +123,9 @@ NO_REQUEST_ID = {
     "LobbyService.ListTournaments",
     "LobbyService.GetTournamentStandings",
     "LobbyService.WatchPlayer",
+    "LobbyService.GetWallet",
+    "LobbyService.ListWalletEntries",
+    "LobbyService.ListStakeLevels",
     *(f"ScoringService.{name}" for name in SERVICES["ScoringService"] if name.startswith("Get")),
 }
 
@@ -126,6 +135,7 @@ PAGED = {
     "LobbyService.BrowseTables",
     "LobbyService.ListTournaments",
     "LobbyService.GetTournamentStandings",
+    "LobbyService.ListWalletEntries",
     "ScoringService.GetScoreSheet",
     "ScoringService.GetStandings",
     "ScoringService.GetLeaderboard",

@@ -322,6 +322,12 @@ LOBBY_TABLES: Final = (
     lobby_models.tournaments,
     lobby_models.tournament_players,
     lobby_models.tournament_tables,
+    lobby_models.chip_transactions,
+    lobby_models.chip_entries,
+    lobby_models.chip_balances,
+    lobby_models.chip_holds,
+    lobby_models.chip_pots,
+    lobby_models.chip_daily_claims,
 )
 
 #: Methods that never change anything: their successes need no settling.
@@ -345,6 +351,7 @@ READS: Final = frozenset(
         "GetLeaderboard",
         "GetPlayerStats",
         "GetPlayerHistory",
+        "ListStakeLevels",
     }
 )
 

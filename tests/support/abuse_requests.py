@@ -326,6 +326,34 @@ TEMPLATES: Final[dict[tuple[str, str], Template]] = {
         lobby_pb2.GetTournamentStandingsRequest(tournament_id=w.tournament_id, page_size=1),
         "stranger",
     ),
+    ("lobby", "ListWalletEntries"): lambda w: (
+        lobby_pb2.ListWalletEntriesRequest(page_size=2),
+        "stranger",
+    ),
+    ("lobby", "ListStakeLevels"): lambda w: (lobby_pb2.ListStakeLevelsRequest(), "stranger"),
+    ("lobby", "AdjustChips"): lambda w: (
+        lobby_pb2.AdjustChipsRequest(
+            request_id=_fresh(),
+            player_id=w.guests[4].player_id,
+            amount=25,
+            reason="fuzz: a goodwill grant",
+        ),
+        "service",
+    ),
+    # A table without a pot: recorded, and nothing moves.
+    ("lobby", "RecordTableChips"): lambda w: (
+        lobby_pb2.RecordTableChipsRequest(
+            request_id=_fresh(),
+            records=[
+                lobby_pb2.TableChipsRecord(
+                    key=f"fuzz/{_fresh()}",
+                    kind=lobby_pb2.TABLE_CHIPS_EVENT_KIND_MATCH_ABANDONED,
+                    table_id=w.tables["live"],
+                )
+            ],
+        ),
+        "service",
+    ),
 }
 
 

@@ -37,7 +37,9 @@ def test_every_key_the_page_uses_is_in_the_catalogue() -> None:
         source = path.read_text(encoding="utf-8")
         used |= set(re.findall(r'\bt\("(\w+)"', source))
         # Keys named in tables (the reveal's reasons, the phases) and a seat's own sentences.
-        used |= set(re.findall(r'"((?:why|reason|phase|line|ev|level|preset)_\w+)"', source))
+        # The wallet's reasons (entry_) and the history's columns (col_) too.
+        named = r'"((?:why|reason|phase|line|ev|level|preset|entry|col)_\w+)"'
+        used |= set(re.findall(named, source))
         for key in re.findall(r'pick\("(\w+)"', source):
             used |= {key, f"{key}_own"}
     missing = sorted(used - set(catalogue))

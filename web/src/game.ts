@@ -13,11 +13,13 @@ import {
   type Event,
   type SeatHints,
   type SeatView,
+  type Table,
   type Tile,
 } from "./gen/okey/v1/common_pb.js";
 import type { ScoreSheet } from "./gen/okey/v1/scoring_pb.js";
 import type { WatchTableResponse } from "./gen/okey/v1/table_pb.js";
 import { Code, explain, newRequestId, retrying, rules, scoring, table, tableHeaders } from "./api.js";
+import { payoutFor, type Payout } from "./chips.js";
 import { identity, keepSeating, login } from "./identity.js";
 import { t } from "./i18n.js";
 import { actRequest, pendingFor, sendKept } from "./pending.js";
@@ -35,6 +37,10 @@ export interface State {
   tableId: string;
   seat: number | undefined;
   view?: SeatView;
+  /** The table (GetTable): its stake and pot, asked again when a seat or the match changes. */
+  table?: Table;
+  /** At a staked match's end: what the seat got from the pot. */
+  payout?: Payout;
   hints?: SeatHints;
   hintsVersion: bigint;
   lastSequence: bigint;
@@ -95,6 +101,7 @@ export class Game {
   async start(): Promise<void> {
     const pending = this.spectator ? undefined : pendingFor(this.state.tableId);
     if (pending) void this.send(pending.actions, pending.requestId, pending.expectedStateVersion);
+    void this.loadTable();
     try {
       await watch(
         {
@@ -154,6 +161,7 @@ export class Game {
         this.state.showReveal = true;
         keepSeating(undefined);
         void this.loadSheet(event.matchResult?.matchId ?? "");
+        void this.loadPayout(event);
         break;
       case EventKind.TABLE_CLOSED:
         keepSeating(undefined);
@@ -161,6 +169,11 @@ export class Game {
         break;
       case EventKind.SEAT_AWAY:
         if (event.seat === this.state.seat) void this.comeBack();
+        break;
+      case EventKind.SEAT_TAKEN:
+      case EventKind.SEAT_LEFT:
+      case EventKind.MATCH_STARTED:
+        void this.loadTable(); // the pot moves with the seats taken and the match's start
         break;
       default:
         break;
@@ -239,6 +252,48 @@ export class Game {
     } catch {
       // The reveal and the result's totals are on screen anyway.
     }
+  }
+
+  /** The table's stake and pot (GetTable); kept as it was if the table cannot be asked. */
+  private async loadTable(): Promise<Table | undefined> {
+    try {
+      const answer = await retrying(
+        () => table.getTable({ tableId: this.state.tableId }, { headers: tableHeaders(this.state.tableId) }),
+        5,
+      );
+      if (answer.table) {
+        this.state.table = answer.table;
+        this.changed();
+      }
+    } catch {
+      // The stake line is information: the table plays on without it.
+    }
+    return this.state.table;
+  }
+
+  /** What the seat got from a staked match's pot: its PAYOUT entries for this table in the
+   * wallet (docs/web.md, Chips), waited for while the lobby records them; a seat that did not
+   * win gets none. */
+  private async loadPayout(ended: Event): Promise<void> {
+    const known = await this.loadTable();
+    const stake = known?.stake ?? 0n;
+    if (!stake || this.spectator) return;
+    const mine = ended.matchResult?.seats.find((s) => s.seat === this.state.seat);
+    if (!mine?.winner) {
+      this.state.payout = { kind: "none", stake };
+      this.changed();
+      return;
+    }
+    this.state.payout = { kind: "waiting" };
+    this.changed();
+    try {
+      const amount = await payoutFor(this.state.tableId, this.abort.signal);
+      this.state.payout = amount === undefined ? { kind: "late", stake } : { kind: "paid", amount, stake };
+    } catch {
+      this.state.payout = { kind: "late", stake };
+    }
+    this.changed();
+    void this.loadTable(); // the pot, paid out
   }
 
   private async comeBack(): Promise<void> {

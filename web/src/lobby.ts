@@ -1,11 +1,14 @@
-// The front door: a name (a guest, kept in localStorage), then a quick match or a private table
-// with bots (a preset and the number of hands). Ends with a seat at a table.
+// The front door: a name (a guest, kept in localStorage), the player's chips (wallet.ts), then a
+// quick match or a private table with bots (a preset, the number of hands, a stake). Ends with a
+// seat at a table.
 import { BotLevel, MatchEnd, RulePreset, TableVisibility } from "./gen/okey/v1/common_pb.js";
 import { PlayerEventKind, QuickMatchState, type PlayerEvent } from "./gen/okey/v1/lobby_pb.js";
 import { Code, ConnectError, explain, isRetryable, lobby, newRequestId, retrying, sleep } from "./api.js";
+import { stakeField } from "./chips.js";
 import { h } from "./dom.js";
 import { identity, login, type Seating } from "./identity.js";
 import { t } from "./i18n.js";
+import { walletCard } from "./wallet.js";
 
 const PRESETS: Array<[RulePreset, string]> = [
   [RulePreset.OYNA, "preset_oyna"],
@@ -24,11 +27,19 @@ function select(id: string, options: Array<[number, string]>, chosen: number): H
   return element;
 }
 
-/** Draws the lobby into ``root``; ``seated`` is called with the seat once there is one. */
-export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void): void {
+/** Draws the lobby into ``root``; ``seated`` is called with the seat once there is one,
+ * ``openWallet`` when the player asks for the wallet's history. */
+export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void, openWallet: () => void): void {
   const kept = identity();
   const status = h("p", { class: "status", role: "status" });
   const error = h("p", { class: "message error", role: "alert" });
+  // A refusal: the server's sentence, its ErrorInfo reason in data-reason (INSUFFICIENT_CHIPS...).
+  const refused = (e: unknown) => {
+    const refusal = explain(e);
+    error.dataset.reason = refusal.reason;
+    error.textContent = refusal.sentence;
+  };
+  const wallet = walletCard(openWallet);
   const nameInput = h("input", { id: "name", name: "name", autocomplete: "nickname", maxlength: 32, required: true, value: kept?.displayName ?? "" });
   const nameForm = h(
     "form",
@@ -42,6 +53,9 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
     status.textContent = t("logged_in", { name });
     nameForm.hidden = true;
     play.hidden = false;
+    wallet.load();
+    quickStake.load();
+    hostStake.load();
   };
   nameForm.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -51,25 +65,27 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
     error.textContent = "";
     login(name)
       .then((answer) => loggedIn(answer.player?.displayName ?? name))
-      .catch((e) => (error.textContent = explain(e).sentence));
+      .catch(refused);
   });
 
   // Quick match.
   const quickPreset = select("quick-preset", PRESETS, RulePreset.OYNA);
+  const quickStake = stakeField("quick-stake");
   const quickForm = h(
     "form",
     { class: "card quick", "aria-label": t("quick_match") },
     h("h2", {}, t("quick_match")),
     h("label", { for: "quick-preset" }, t("rules_preset")),
     quickPreset,
+    ...quickStake.elements,
     h("button", { type: "submit" }, t("join")),
   );
   quickForm.addEventListener("submit", (event) => {
     event.preventDefault();
     error.textContent = "";
-    void quickMatch(Number(quickPreset.value) as RulePreset, status)
+    void quickMatch(Number(quickPreset.value) as RulePreset, quickStake.value(), status)
       .then((seating) => seating && seated(seating))
-      .catch((e) => (error.textContent = explain(e).sentence));
+      .catch(refused);
   });
 
   // A private table with bots.
@@ -77,6 +93,7 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
   const hands = h("input", { id: "hands", name: "hands", type: "number", min: 1, max: 11, value: 1, inputmode: "numeric" });
   const level = select("bot-level", LEVELS, BotLevel.NORMAL);
   const open = h("input", { id: "public", name: "public", type: "checkbox" });
+  const hostStake = stakeField("host-stake");
   const hostForm = h(
     "form",
     { class: "card host", "aria-label": t("host_table") },
@@ -87,6 +104,7 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
     hands,
     h("label", { for: "bot-level" }, t("bot_level")),
     level,
+    ...hostStake.elements,
     h("label", { class: "check", for: "public" }, open, ` ${t("public_table")}`),
     h("button", { type: "submit", class: "primary" }, t("host")),
   );
@@ -96,6 +114,7 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
     const requestId = newRequestId();
     const bots = [1, 2, 3].map((seat) => ({ seat, level: Number(level.value) as BotLevel }));
     const count = Math.max(1, Math.min(11, Number(hands.value) || 1));
+    const stake = hostStake.value();
     retrying(() =>
       lobby.hostTable({
         requestId,
@@ -104,13 +123,15 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
         hostSeat: 0,
         bots,
         startWhenFull: true,
+        stake,
       }),
     )
       .then((answer) => seated({ tableId: answer.table!.tableId, seat: answer.seat }))
-      .catch((e) => (error.textContent = explain(e).sentence));
+      .catch(refused);
   });
   play.append(
     h("button", { type: "button", class: "link", onclick: () => { nameForm.hidden = false; play.hidden = true; nameInput.focus(); } }, t("change_name")),
+    wallet.element,
     quickForm,
     hostForm,
   );
@@ -121,7 +142,7 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
       .then((answer) => loggedIn(answer.player?.displayName ?? kept.displayName))
       .catch((e) => {
         status.textContent = "";
-        error.textContent = explain(e).sentence;
+        refused(e);
       });
   } else {
     nameInput.focus();
@@ -131,7 +152,7 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
 // Quick match learns its seat from the player's own stream (WatchPlayer), not by polling: the
 // stream is open (its snapshot read) before the ticket is asked for, so the QUICK_MATCH_SEATED
 // that follows is never missed; a player waits in one queue at a time, so it is this ticket's.
-async function quickMatch(preset: RulePreset, status: HTMLElement): Promise<Seating | undefined> {
+async function quickMatch(preset: RulePreset, stake: bigint, status: HTMLElement): Promise<Seating | undefined> {
   const requestId = newRequestId();
   const abort = new AbortController();
   let opened: () => void = () => {};
@@ -140,7 +161,7 @@ async function quickMatch(preset: RulePreset, status: HTMLElement): Promise<Seat
   seated.catch(() => {}); // awaited below, or abandoned once the ticket says otherwise
   try {
     await open;
-    const ticket = (await retrying(() => lobby.joinQuickMatch({ requestId, preset }))).ticket!;
+    const ticket = (await retrying(() => lobby.joinQuickMatch({ requestId, preset, stake }))).ticket!;
     if (ticket.state === QuickMatchState.MATCHED) return { tableId: ticket.tableId, seat: ticket.seat };
     if (ticket.state !== QuickMatchState.WAITING) {
       status.textContent = t("queue_cancelled");

@@ -1,5 +1,6 @@
 // The page's routes: / (the lobby, or back to the table being played), /table/ID (your seat
-// there), /watch/ID (a spectator). The language switch redraws the current route.
+// there), /watch/ID (a spectator), /wallet (the wallet's history). The language switch redraws
+// the current route.
 import { h } from "./dom.js";
 import type { Game } from "./game.js";
 import { identity, keepSeating, login, seating, type Seating } from "./identity.js";
@@ -7,6 +8,7 @@ import { language, onLanguageChange, setLanguage, t, type Language } from "./i18
 import { explain } from "./api.js";
 import { mountLobby } from "./lobby.js";
 import { mountTable } from "./screen.js";
+import { mountWallet } from "./wallet.js";
 import "./style.css";
 
 const app = document.getElementById("app")!;
@@ -29,6 +31,7 @@ function route(): void {
   const watching = path.match(/^\/watch\/([^/]+)/);
   const playing = path.match(/^\/table\/([^/]+)/);
   if (watching) return void enter(decodeURIComponent(watching[1]), undefined);
+  if (path === "/wallet") return void wallet();
   if (playing) {
     const kept = seating();
     const tableId = decodeURIComponent(playing[1]);
@@ -37,10 +40,27 @@ function route(): void {
   }
   const kept = seating();
   if (kept && identity()) return go(`/table/${encodeURIComponent(kept.tableId)}`);
-  mountLobby(app, (seated: Seating) => {
-    keepSeating(seated);
-    go(`/table/${encodeURIComponent(seated.tableId)}`);
-  });
+  mountLobby(
+    app,
+    (seated: Seating) => {
+      keepSeating(seated);
+      go(`/table/${encodeURIComponent(seated.tableId)}`);
+    },
+    () => go("/wallet"),
+  );
+}
+
+async function wallet(): Promise<void> {
+  const kept = identity();
+  if (!kept) return go("/");
+  app.replaceChildren(h("p", { role: "status" }, t("logging_in")));
+  try {
+    await login(kept.displayName);
+  } catch (error) {
+    app.replaceChildren(h("p", { class: "message error", role: "alert" }, explain(error).sentence));
+    return;
+  }
+  if (window.location.pathname === "/wallet") mountWallet(app, () => go("/"));
 }
 
 async function enter(tableId: string, seat: number | undefined): Promise<void> {

@@ -1,7 +1,9 @@
-// The table screen: state line and timer, seats, the middle, melds, the message, the rack and
-// its buttons, the log; the reveal and the result over it. Redrawn whole on each change (a
+// The table screen: state line and timer (and a staked table's stake and pot), seats, the
+// middle, melds, the message, the rack and its buttons, the log; the reveal and the result (with
+// the payout) over it. Redrawn whole on each change (a
 // table is a few hundred elements), keeping the focused control; never during a drag.
 import { Phase } from "./gen/okey/v1/common_pb.js";
+import { payoutLine, stakeLine } from "./chips.js";
 import { controlsView } from "./controls.js";
 import { h } from "./dom.js";
 import { bindKeys } from "./keys.js";
@@ -60,6 +62,8 @@ function draw(root: HTMLElement, game: Game, drag: DragState, rerender: () => vo
     // What the hints allow now (for a person the buttons and marks say it; for the tests, this).
     "data-can-open": String(!!state.hints?.toMove && !!state.hints.opening?.canOpenNow),
     "data-lay-offs": state.hints?.toMove ? state.hints.layOffs.length : 0,
+    "data-stake": state.table ? String(state.table.stake) : "",
+    "data-pot": state.table ? String(state.table.pot) : "",
   });
   if (state.reconnecting) screen.append(h("p", { class: "banner", role: "status" }, t("reconnecting")));
   if (!view) {
@@ -74,6 +78,7 @@ function draw(root: HTMLElement, game: Game, drag: DragState, rerender: () => vo
         game.spectator ? h("span", { class: "watching" }, t("watching", { table: state.tableId })) : "",
         h("span", { class: `whose${game.myTurn ? " mine" : ""}`, id: "whose" }, whose),
         h("span", { class: "timer", role: "timer", "aria-label": t("timer"), "data-deadline": deadline(view.turnDeadline) }),
+        stakeLine(state.table),
         game.spectator ? "" : h("a", { class: "watch-link", href: `/watch/${encodeURIComponent(state.tableId)}`, target: "_blank", rel: "noopener" }, t("watch_link")),
       ),
       seatsView(view, state.seat),
@@ -118,6 +123,7 @@ function draw(root: HTMLElement, game: Game, drag: DragState, rerender: () => vo
     if (reveal) overlay.append(revealView(reveal, view, state.seat));
     if (state.result) {
       overlay.append(resultView(state.result, state.sheet, view));
+      overlay.append(payoutLine(state.payout));
       overlay.append(h("button", { type: "button", class: "primary", "data-focus-key": "new-match", onclick: () => { game.stop(); onLeave(); } }, t("new_match")));
     } else {
       overlay.append(h("button", { type: "button", class: "primary", "data-focus-key": "continue", onclick: () => { state.showReveal = false; rerender(); } }, t("continue")));

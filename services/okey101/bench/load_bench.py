@@ -98,6 +98,11 @@ HAND_MOVES = 60
 RAMP_CAP_SECONDS = 180.0
 
 
+#: What each player is granted at a stake (AdjustChips), in stakes: enough that nobody runs out
+#: over a run, which would be the players' error, not the stack's.
+CHIPS_FUNDED_STAKES = 100
+
+
 def hosted_rules(index: int) -> common_pb2.RuleSet:
     """oyna, one to three hands a match (by table), so that matches do not all end at once."""
     return common_pb2.RuleSet(
@@ -128,9 +133,13 @@ class Tables:
     """Every table the run has played at, and the drivers of the quick-match ones (a table's
     players arrive one ticket at a time; the first to arrive starts its driver)."""
 
-    def __init__(self, client: StackClient, guests: list[Guest], play: Play) -> None:
+    def __init__(
+        self, client: StackClient, guests: list[Guest], play: Play, stake: int = 0
+    ) -> None:
         self.client = client
         self.play = play
+        #: The chips each seat stakes (0: none).
+        self.stake = stake
         self.by_player = {guest.player_id: guest for guest in guests}
         self.seen: list[str] = []
         self.drivers: dict[str, asyncio.Task[bool]] = {}
@@ -178,7 +187,7 @@ async def _quick_matcher(tables: Tables, guest: Guest, delay: float) -> None:
     await asyncio.sleep(delay)
     while not tables.stop.is_set():
         try:
-            table_id, _seat = await load_stack.quick_match(tables.client, guest)
+            table_id, _seat = await load_stack.quick_match(tables.client, guest, stake=tables.stake)
             tables.count_seated(1)
             driver = await tables.quick_match_driver(table_id, guest)
             await asyncio.shield(driver)
@@ -194,7 +203,7 @@ async def _host(
     await asyncio.sleep(delay)
     while not tables.stop.is_set():
         try:
-            seating = await load_stack.host_table(tables.client, group, rules)
+            seating = await load_stack.host_table(tables.client, group, rules, stake=tables.stake)
             tables.count_seated(len(group))
             tables.note(seating.table_id)
             await load_stack.follow(tables.client, seating, tables.play, tables.stop)
@@ -211,6 +220,8 @@ async def _play(
     pace: float,
     level: str,
     client_kind: str,
+    stake: int = 0,
+    lobby_url: str = "",
 ) -> dict[str, Any]:
     figures = Figures(recording=False)
     addresses = {name: stack.address(name) for name in SERVICES}
@@ -220,6 +231,8 @@ async def _play(
     try:
         login_began = time.monotonic()
         guests = await load_stack.login_guests(client, 4 * count)
+        if stake:
+            await load_stack.fund(client, guests, CHIPS_FUNDED_STAKES * stake)
         login = round(time.monotonic() - login_began, 1)
         streams.extend(PlayerStream.open(client, guest) for guest in guests)
         # The players hold thousands of streams' objects: as the services do, what is held
@@ -232,7 +245,7 @@ async def _play(
             pace=pace,
             over_play=client_kind == "native",
         )
-        tables = Tables(client, guests, play)
+        tables = Tables(client, guests, play, stake)
         groups = [guests[4 * index : 4 * index + 4] for index in range(count)]
         ramp = min(RAMP_CAP_SECONDS, HAND_MOVES / pace) if pace else 0.0
         players: list[asyncio.Task[None]] = []
@@ -299,6 +312,7 @@ async def _play(
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
         checked = await load_stack.audit(client, tables.seen, drain_seconds=60)
+        chips = await load_stack.chips_audit(lobby_url) if stake else {}
         peak = {name: load_stack.peak_rss_mb(pid) for name, pid in pids.items()}
         player_events = sum(stream.events for stream in streams)
     finally:
@@ -352,6 +366,8 @@ async def _play(
         "player_events": player_events,
         "cpu_stalled_percent": stalled,
         "cpu_steal_percent": stolen,
+        "stake": stake,
+        **chips,
     }
 
 
@@ -427,6 +443,7 @@ def run(
     client: str = "native",
     sqlite: bool = False,
     database_url: str | None = None,
+    stake: int = 0,
 ) -> dict[str, Any]:
     """Start the stack, play, audit, stop; the figures (module docstring)."""
     from okey101.stack import local_stack
@@ -442,7 +459,10 @@ def run(
             databases = cleanup.enter_context(load_stack.temporary_databases(base, "okey_load"))
         env = load_stack.stack_environment(databases)
         stack = cleanup.enter_context(local_stack(var_dir, env=env, services=SERVICES))
-        figures = asyncio.run(_play(stack, var_dir, tables, minutes, pace, level, client))
+        lobby_url = load_stack.lobby_database_url(var_dir, databases)
+        figures = asyncio.run(
+            _play(stack, var_dir, tables, minutes, pace, level, client, stake, lobby_url)
+        )
     figures.update(
         tables=tables,
         minutes=minutes,
@@ -464,6 +484,7 @@ def main(
     *,
     level: str = "easy",
     client: str = "native",
+    stake: int = 0,
 ) -> int:
     figures = run(
         tables,
@@ -473,6 +494,7 @@ def main(
         client=client,
         sqlite=sqlite,
         database_url=database_url,
+        stake=stake,
     )
     paced = f"{pace} moves/s a table" if pace else "full speed"
     print(
@@ -486,4 +508,5 @@ def main(
     )
     if as_json:
         print(json.dumps(figures, sort_keys=True))
-    return 0 if figures["errors"] == 0 and figures["lost_hands"] == 0 else 1
+    balanced = figures.get("chips_balanced", True)
+    return 0 if figures["errors"] == 0 and figures["lost_hands"] == 0 and balanced else 1

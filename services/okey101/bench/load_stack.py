@@ -441,13 +441,18 @@ async def quick_match(
     *,
     poll_seconds: float = 1.0,
     timeout: float = 300.0,
+    stake: int = 0,
 ) -> tuple[str, int]:
     """JoinQuickMatch, then (table id, seat): from the guest's own stream (QUICK_MATCH_SEATED)
     if it has one open, else from GetQuickMatchStatus about once a second (as the API allows)
     until matched."""
     joined = await client.rpc(
         lambda c: c.lobby.JoinQuickMatch,
-        lobby_pb2.JoinQuickMatchRequest(request_id=uuid.uuid4().hex, preset=preset),  # type: ignore[arg-type]
+        lobby_pb2.JoinQuickMatchRequest(
+            request_id=uuid.uuid4().hex,
+            preset=preset,  # type: ignore[arg-type]
+            stake=stake,
+        ),
         guest.auth,
         name="JoinQuickMatch",
     )
@@ -495,6 +500,7 @@ async def host_table(
     *,
     bots: Sequence[int] = (),
     bot_level: int = common_pb2.BOT_LEVEL_EASY,
+    stake: int = 0,
 ) -> Seating:
     """The first guest hosts a public table (``bots`` seats for the table's bots, started once
     full); the others join it by id. Seats: the host 0, then the lowest free ones."""
@@ -508,6 +514,7 @@ async def host_table(
             host_seat=0,
             bots=[lobby_pb2.BotSeat(seat=seat, level=bot_level) for seat in bots],  # type: ignore[arg-type]
             start_when_full=True,
+            stake=stake,
         ),
         host.auth,
         name="HostTable",
@@ -1030,6 +1037,52 @@ class Audit:
     @property
     def clean(self) -> bool:
         return not (self.lost or self.gaps or self.unrecorded_matches)
+
+
+async def fund(client: StackClient, guests: Sequence[Guest], chips: int) -> None:
+    """Grant each of ``guests`` ``chips`` (AdjustChips, an operator's call), so that a bench
+    at a stake measures play, not players running out of chips."""
+    for guest in guests:
+        await client.rpc(
+            lambda c: c.lobby.AdjustChips,
+            lobby_pb2.AdjustChipsRequest(
+                request_id=uuid.uuid4().hex,
+                player_id=guest.player_id,
+                amount=chips,
+                reason="bench: chips to play with",
+            ),
+            client.service_auth,
+            name="AdjustChips",
+        )
+
+
+async def chips_audit(lobby_database_url: str) -> dict[str, Any]:
+    """``okey101 audit chips``' figures on the lobby's database: ``chips_balanced`` and the
+    differences, with the totals by kind of account."""
+    from okey101.lobby.chips.audit import audit_chips, snapshot
+    from okey101.platform.database import Database
+
+    database = Database(lobby_database_url)
+    try:
+        async with snapshot(database) as session:
+            found = await audit_chips(session)
+    finally:
+        await database.dispose()
+    figures = found.as_json()
+    return {
+        "chips_balanced": figures["chips_balanced"],
+        "chips_differences": figures["differences"][:20],
+        "chips_totals": figures["totals"],
+    }
+
+
+def lobby_database_url(var_dir: Path, databases: Mapping[str, str] | None) -> str:
+    """Where a stack started by the benches keeps the lobby's data."""
+    from okey101.platform.database import normalize_url, sqlite_url
+
+    if databases is not None:
+        return normalize_url(databases["lobby"])
+    return sqlite_url(var_dir / "lobby.db")
 
 
 async def audit(

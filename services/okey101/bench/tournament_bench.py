@@ -42,7 +42,11 @@ from okey101.bench.rules_bench import cpu_seconds
 SERVICES = ("rules", "bot", "scoring", "table", "lobby")
 
 
-async def _create(client: StackClient, players: int, hands: int) -> str:
+#: The prize table of a tournament with an entry fee: shares of the pool by place.
+PRIZE_SHARES = (50, 30, 20)
+
+
+async def _create(client: StackClient, players: int, hands: int, entry_fee: int = 0) -> str:
     created = await client.rpc(
         lambda c: c.lobby.CreateTournament,
         lobby_pb2.CreateTournamentRequest(
@@ -56,6 +60,12 @@ async def _create(client: StackClient, players: int, hands: int) -> str:
             max_players=players,
             advance_per_table=1,
             bot_level=common_pb2.BOT_LEVEL_EASY,
+            entry_fee=entry_fee,
+            prizes=[
+                lobby_pb2.TournamentPrize(place=place, share_percent=share)
+                for place, share in enumerate(PRIZE_SHARES, 1)
+                if entry_fee and place <= players
+            ],
         ),
         client.service_auth,
         name="CreateTournament",
@@ -110,7 +120,13 @@ async def _standings(client: StackClient, tournament_id: str) -> set[str]:
 
 
 async def _play(
-    stack: Any, var_dir: Path, players: int, hands: int, timeout: float
+    stack: Any,
+    var_dir: Path,
+    players: int,
+    hands: int,
+    timeout: float,
+    entry_fee: int = 0,
+    lobby_url: str = "",
 ) -> dict[str, Any]:
     figures = Figures(recording=True)
     addresses = {name: stack.address(name) for name in SERVICES}
@@ -136,7 +152,7 @@ async def _play(
         guests = await load_stack.login_guests(client, players)
         by_player = {guest.player_id: guest for guest in guests}
         streams.extend(PlayerStream.open(client, guest, told) for guest in guests)
-        tournament_id = await _create(client, players, hands)
+        tournament_id = await _create(client, players, hands, entry_fee)
         await _register(client, tournament_id, guests)
         cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
         began = time.monotonic()
@@ -162,6 +178,10 @@ async def _play(
         tables = sorted({table_id for table_id, _seat in drivers})
         checked = await load_stack.audit(client, tables, drain_seconds=60)
         standing = await _standings(client, tournament_id)
+        chips: dict[str, Any] = {}
+        if entry_fee:
+            chips = await load_stack.chips_audit(lobby_url)
+            chips["prize_pool_left"] = (await _tournament(client, tournament_id)).prize_pool
         peak = {name: load_stack.peak_rss_mb(pid) for name, pid in pids.items()}
     finally:
         for stream in streams:
@@ -192,6 +212,8 @@ async def _play(
         "unstanded_players": len(set(by_player) - standing),
         "cpu_seconds": cpu,
         "peak_rss_mb": peak,
+        "entry_fee": entry_fee,
+        **chips,
     }
 
 
@@ -202,6 +224,7 @@ def run(
     sqlite: bool = False,
     database_url: str | None = None,
     timeout: float = 3600.0,
+    entry_fee: int = 0,
 ) -> dict[str, Any]:
     """Start the stack, run the tournament to its winner, audit, stop; the figures."""
     from okey101.stack import local_stack
@@ -216,13 +239,22 @@ def run(
             databases = cleanup.enter_context(load_stack.temporary_databases(base, "okey_cup"))
         env = load_stack.stack_environment(databases)
         stack = cleanup.enter_context(local_stack(var_dir, env=env, services=SERVICES))
-        figures = asyncio.run(_play(stack, var_dir, players, hands, timeout))
+        lobby_url = load_stack.lobby_database_url(var_dir, databases)
+        figures = asyncio.run(_play(stack, var_dir, players, hands, timeout, entry_fee, lobby_url))
     figures["database"] = "sqlite" if sqlite else "postgresql"
     return figures
 
 
-def main(players: int, hands: int, sqlite: bool, database_url: str | None, as_json: bool) -> int:
-    figures = run(players, hands, sqlite=sqlite, database_url=database_url)
+def main(
+    players: int,
+    hands: int,
+    sqlite: bool,
+    database_url: str | None,
+    as_json: bool,
+    *,
+    entry_fee: int = 0,
+) -> int:
+    figures = run(players, hands, sqlite=sqlite, database_url=database_url, entry_fee=entry_fee)
     print(
         f"tournament: {figures['players']} players ({figures['database']}), "
         f"{figures['rounds']} rounds, {figures['tables_played']} tables, {figures['hands']} "
@@ -237,6 +269,8 @@ def main(players: int, hands: int, sqlite: bool, database_url: str | None, as_js
         and figures["lost_hands"] == 0
         and figures["unrecorded_matches"] == 0
         and figures["unstanded_players"] == 0
+        and figures.get("chips_balanced", True)
+        and not figures.get("prize_pool_left", 0)
     )
     return 0 if clean else 1
 

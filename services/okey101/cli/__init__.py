@@ -5,14 +5,15 @@
     okey101 serve SERVICE [--port P ...] | okey101 up | okey101 migrate SERVICE [--check]
     okey101 play | okey101 watch TABLE | okey101 simulate [--matches N]
     okey101 bench solver --hands 2000 [--seed 0] [--json]
+    okey101 audit chips [--json] [--pairs] | okey101 chips adjust --player ID --amount N ...
 
 A module per command group: ``hands`` (best-opening, scenario, verify-deal, export-hand),
-``servers`` (serve, up, migrate), ``play`` (play, watch, simulate) and ``bench`` (its targets
-are listed in ``bench.BENCH_TARGETS``). Each command is an ``add_*`` function that adds its
-parser and a handler taking the parsed arguments and returning the exit status
-(``command``); a new command is one more ``add_*`` call in ``build_parser``. The handlers import
-what they run, so that ``okey101 --help`` needs none of the optional extras and ``okey101 serve``
-loads only its service.
+``servers`` (serve, up, migrate), ``play`` (play, watch, simulate), ``bench`` (its targets
+are listed in ``bench.BENCH_TARGETS``), ``audit`` (audit chips) and ``chips`` (chips adjust).
+Each command is an ``add_*`` function that adds its parser and a handler taking the parsed
+arguments and returning the exit status (``command``); a new command is one more ``add_*`` call
+in ``build_parser``. The handlers import what they run, so that ``okey101 --help`` needs none of
+the optional extras and ``okey101 serve`` loads only its service.
 
 Bad input (an unknown tile, a third copy of a tile, an unknown rule set) is one line on stderr
 and exit status 2, never a traceback; argparse's own usage errors also exit 2.
@@ -24,7 +25,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from okey101.cli import bench, hands, play, servers
+from okey101.cli import audit, bench, chips, hands, play, servers
 from okey101.cli.command import PROG, USAGE_ERROR, CommandError, Handler
 from okey101.engine.errors import OkeyError
 
@@ -46,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_bench(commands)
     hands.add_verify_deal(commands)
     hands.add_export_hand(commands)
+    audit.add_audit(commands)
+    chips.add_chips(commands)
     return parser
 
 

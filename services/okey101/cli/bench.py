@@ -245,6 +245,13 @@ def _add_bench_load(targets: Commands) -> None:
         help="how each seat plays: one TableService.Play stream (native, the default), or "
         "WatchTable with changes and an Act call a move (the calls a browser makes)",
     )
+    parser.add_argument(
+        "--stake",
+        type=int,
+        default=0,
+        help="chips each seat stakes (one of the lobby's stake levels; each player is granted "
+        "100 stakes first); the run ends with the chips audit (chips_balanced)",
+    )
     parser.add_argument("--sqlite", action="store_true", help="SQLite files, not PostgreSQL")
     parser.add_argument(
         "--database-url",
@@ -267,6 +274,7 @@ def _bench_load(args: argparse.Namespace) -> int:
         args.json,
         level=args.level,
         client=args.client,
+        stake=args.stake,
     )
 
 
@@ -328,6 +336,13 @@ def _add_bench_tournament(targets: Commands) -> None:
     )
     parser.add_argument("--players", type=positive_int, default=64, help="registered players")
     parser.add_argument("--hands", type=positive_int, default=1, help="hands a match")
+    parser.add_argument(
+        "--entry-fee",
+        type=int,
+        default=0,
+        help="chips each player pays to register (prizes: 50/30/20%% of the pool to places "
+        "1-3); the run ends with the chips audit (chips_balanced) and the pool left",
+    )
     parser.add_argument("--sqlite", action="store_true", help="SQLite files, not PostgreSQL")
     parser.add_argument(
         "--database-url",
@@ -342,7 +357,12 @@ def _bench_tournament(args: argparse.Namespace) -> int:
     from okey101.bench import tournament_bench
 
     return tournament_bench.main(
-        args.players, args.hands, args.sqlite, args.database_url, args.json
+        args.players,
+        args.hands,
+        args.sqlite,
+        args.database_url,
+        args.json,
+        entry_fee=args.entry_fee,
     )
 
 

@@ -66,6 +66,10 @@ def add_play(commands: Commands) -> None:
     parser.add_argument("--rules", choices=PRESET_CHOICES, default="oyna", help="the preset")
     parser.add_argument("--hands", type=positive_int, default=None, help="match length")
     parser.add_argument("--name", default="", help="the name shown at the table")
+    parser.add_argument(
+        "--stake", type=int, default=0, metavar="CHIPS",
+        help="chips each seat plays for, one of the lobby's stake levels (default 0: no stake)",
+    )  # fmt: skip
     parser.add_argument("--var-dir", default="var", help="where the guest secret is kept")
     _add_client_flags(parser, "lobby", "table", "scoring", "rules")
     parser.set_defaults(handler=_play)
@@ -83,6 +87,7 @@ def _play(args: argparse.Namespace) -> int:
         hands=args.hands,
         var_dir=Path(args.var_dir),
         name=args.name,
+        stake=args.stake,
     )
     return run_app(app)
 

@@ -7,7 +7,9 @@ the melds on the table with their owners beside a log of what happened, the play
 rows (okeys ★, false jokers ◆, playable tiles underlined, +101 discards marked !), what the
 selection is worth (from RulesService), and the last message (a rejection shows the server's
 sentence). Modal screens ask before a +101 discard, pick a meld for a lay-off or an okey taken
-back, and show the score sheet after every hand and the result at the end of the match.
+back, show the score sheet after every hand and the result at the end of the match (with a
+staked match's payout), and the wallet's history (``w``). The title carries a staked table's
+stake and pot (GetTable) and the player's balance (GetWallet).
 
 The app talks to its table through a ``TablePort`` (``session.TableSession`` in real use), fed by
 a resumable WatchTable stream: the stream's views and Act's answers are shown as they come, and
@@ -22,13 +24,15 @@ what a key sends is planned in moves.py and layoff.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import Final
 
 import grpc
 import grpc.aio
-from okey.v1 import common_pb2
+from okey.v1 import common_pb2, lobby_pb2
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
@@ -36,7 +40,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, RichLog, Static
 
-from okey101.client import layoff, moves
+from okey101.client import chips, layoff, moves
 from okey101.client.errors import RETRYABLE, Rejection
 from okey101.client.i18n import Strings
 from okey101.client.keys import MOVE_ACTIONS, MOVES
@@ -46,7 +50,7 @@ from okey101.client.port import Connect, TablePort
 from okey101.client.render import face_name, tiles_plain
 from okey101.client.resume import Reconnecting
 from okey101.client.reveal import reveal_lines
-from okey101.client.screens import ConfirmScreen, PickMeldScreen, ScoreSheetScreen
+from okey101.client.screens import ConfirmScreen, PickMeldScreen, ScoreSheetScreen, WalletScreen
 from okey101.client.session import QuickMatchCancelled
 from okey101.client.shown import shown
 from okey101.client.table_lines import (
@@ -102,6 +106,12 @@ class OkeyApp(App[int]):
         self.check_delay = check_delay
         self.port: TablePort | None = None
         self.model = TableModel(strings, None)
+        #: The table as GetTable last said (a staked table's stake and pot) and the player's
+        #: wallet (GetWallet): the title shows them.
+        self.table: common_pb2.Table | None = None
+        self.wallet: lobby_pb2.GetWalletResponse | None = None
+        #: A staked match's end: the result's line about the pot.
+        self.payout: Text | None = None
         self.match_id = ""
         self.message = ""
         self.selection_text: Text = Text()
@@ -139,6 +149,7 @@ class OkeyApp(App[int]):
         s = self.strings
         self.bind("q", "quit_client", description=s("key_quit"))
         self.bind("p", "sheet", description=s("key_sheet"))
+        self.bind("w", "wallet", description=s("key_wallet"))
         if self.spectator:
             return
         for move in MOVES:
@@ -240,6 +251,7 @@ class OkeyApp(App[int]):
             return
         self.port = port
         self.model.seat = port.seat
+        self._load_chips()
         if self.memory is not None and not self.spectator:
             # Back at a table: its log as it was, and the rack as it was arranged.
             self._kept = self.memory.load(port.table_id)
@@ -308,6 +320,8 @@ class OkeyApp(App[int]):
 
     def on_table_event(self, event: common_pb2.Event) -> None:
         outcome = self.model.on_event(event)
+        if event.kind in _POT_MOVES:
+            self._load_chips()
         log = self.log_view
         if self.model.log and self.model.log[-1] and _is_new_line(event):
             log.write(self.model.log[-1])
@@ -317,6 +331,7 @@ class OkeyApp(App[int]):
             self._show_sheet(event.hand_number)
         if outcome.match_ended:
             self._show_sheet(event.hand_number, final=True)
+            self._pay_out(event.match_result)
         self._render_state()
 
     def _request_refresh(self, *, force: bool = False) -> None:
@@ -358,8 +373,7 @@ class OkeyApp(App[int]):
         if view is None:
             return
         s = self.strings
-        table_id = self.port.table_id if self.port is not None else view.table_id
-        self.title_bar.update(title_text(view, s, table_id, spectator=self.spectator))
+        self._render_title()
         for seat in range(4):
             self.seat_boxes[seat].show(view, self.model, seat)
         self.melds_view.update(table_melds(view, self.model))
@@ -371,6 +385,17 @@ class OkeyApp(App[int]):
         rack.refresh()
         self._render_selection()
         self._render_state()
+
+    def _render_title(self) -> None:
+        view = self.model.view
+        if view is None:
+            return
+        table_id = self.port.table_id if self.port is not None else view.table_id
+        title = title_text(view, self.strings, table_id, spectator=self.spectator)
+        suffix = chips.title_suffix(self.table, self.wallet, self.strings)
+        if suffix:
+            title.append(f" · {suffix}")
+        self.title_bar.update(title)
 
     def _render_state(self) -> None:
         view = self.model.view
@@ -668,6 +693,62 @@ class OkeyApp(App[int]):
             self._rack().clear()
         self.show_view(answer.view)
 
+    # Chips --------------------------------------------------------------------------------------
+
+    @work(group="chips", exclusive=True, exit_on_error=False)
+    async def _load_chips(self) -> None:
+        """The table's stake and pot and the player's balance, for the title: asked at the start
+        and whenever the pot moves (a seat taken or left, the match's start, its payout)."""
+        port = self.port
+        if port is None:
+            return
+        # Information, not play: the title goes without what cannot be asked.
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            self.table = await port.get_table()
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            self.wallet = await port.wallet()
+        self._render_title()
+
+    @work(group="payout", exclusive=True, exit_on_error=False)
+    async def _pay_out(self, result: common_pb2.MatchResult) -> None:
+        """What the seat got from a staked match's pot: its PAYOUT entries for this table in
+        the wallet, waited for while the lobby records them; a seat that did not win gets
+        none."""
+        port = self.port
+        if port is None or self.spectator:
+            return
+        s = self.strings
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            self.table = await port.get_table()
+        stake = self.table.stake if self.table is not None else 0
+        if not stake:
+            return
+        if not chips.is_winner(result, self.model.seat):
+            self._show_payout(chips.payout_text("none", s, stake=stake))
+        else:
+            self._show_payout(chips.payout_text("waiting", s))
+            try:
+                amount = await chips.payout_of(port.wallet_entries, port.table_id)
+            except grpc.aio.AioRpcError:
+                amount = None
+            if amount is None:
+                self._show_payout(chips.payout_text("late", s, stake=stake))
+            else:
+                self._show_payout(chips.payout_text("paid", s, amount=amount, stake=stake))
+        self._load_chips()
+
+    def _show_payout(self, payout: Text) -> None:
+        self.payout = payout
+        for screen in self.screen_stack:
+            if isinstance(screen, ScoreSheetScreen) and screen.final:
+                screen.show_payout(payout)
+
+    def action_wallet(self) -> None:
+        """The wallet's history, over the table."""
+        if self.port is None or isinstance(self.screen, WalletScreen):
+            return
+        self.push_screen(WalletScreen(self.port.wallet_entries, self.wallet, self.strings))
+
     # Score sheets -----------------------------------------------------------------------------
 
     def names(self) -> list[str]:
@@ -733,7 +814,9 @@ class OkeyApp(App[int]):
             winners = [self.model.name(seat.seat) for seat in result.seats if seat.winner]
             notes.insert(0, s("result_winner", names=", ".join(winners)))
             notes.append(s("result_quit"))
-        return ScoreSheetScreen(title, self.names(), rows, s, notes, reveal, final=final)
+        return ScoreSheetScreen(
+            title, self.names(), rows, s, notes, reveal, final=final, payout=self.payout
+        )
 
     def action_sheet(self) -> None:
         view = self.model.view
@@ -768,6 +851,16 @@ class OkeyApp(App[int]):
 
 
 # --------------------------------------------------------------------------------------------
+
+
+#: The events after which the table's pot may have moved (the title's stake and pot).
+_POT_MOVES: Final = frozenset(
+    {
+        common_pb2.EVENT_KIND_SEAT_TAKEN,
+        common_pb2.EVENT_KIND_SEAT_LEFT,
+        common_pb2.EVENT_KIND_MATCH_STARTED,
+    }
+)
 
 
 def _is_new_line(event: common_pb2.Event) -> bool:

@@ -1,20 +1,24 @@
 """``okey101 play`` and ``okey101 watch``: the terminal client started from the command line.
 
-``play`` logs in as this device's guest (the guest secret kept under ``--var-dir``), finds a
-table (quick match with bots filling the empty seats, or, with ``--hands N``, a table of its own
-with three bots and a match of N hands) and runs the screen on it. ``watch TABLE`` logs in the
+``play`` logs in as this device's guest (the guest secret kept under ``--var-dir``), says its
+balance, finds a table (quick match with bots filling the empty seats, or, with ``--hands N``, a
+table of its own with three bots and a match of N hands; either for ``--stake`` chips a seat)
+and runs the screen on it. ``watch TABLE`` logs in the
 same way and follows a table as a spectator.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+import grpc.aio
 from okey.v1 import lobby_pb2
 
 from okey101.client.app import OkeyApp
+from okey101.client.chips import chips
 from okey101.client.i18n import Strings
 from okey101.client.memory import TableMemory
 from okey101.client.session import Endpoints, GuestStore, Player, Seating, TableSession
@@ -35,6 +39,10 @@ async def _logged_in(
         await player.close()
         raise
     progress(strings("logged_in", name=profile.display_name))
+    with contextlib.suppress(grpc.aio.AioRpcError):  # the balance is news, not a condition
+        wallet = await player.wallet()
+        balance = chips(wallet.balance, strings.language)
+        progress(strings("logged_in_balance", name=profile.display_name, chips=balance))
     return player
 
 
@@ -45,15 +53,18 @@ async def find_table(
     hands: int | None,
     strings: Strings,
     progress: Callable[[str], None],
+    stake: int = 0,
 ) -> Seating:
     """Back to the match this guest left unfinished (same preset), else a new seat: quick
-    match, or with ``hands`` a table of its own with three bots. The seat is remembered."""
+    match, or with ``hands`` a table of its own with three bots, either for ``stake`` chips a
+    seat (0: none; a balance short of it is refused, the server's sentence saying so). The
+    seat is remembered."""
     last = store.last_table()
     if last is not None and await player.rejoin(last, preset):
         progress(strings("back_at_table", table=last.table_id))
         return last
     if hands is not None:
-        seating = await player.host_with_bots(preset, hands=hands)
+        seating = await player.host_with_bots(preset, hands=hands, stake=stake)
     else:
 
         def waiting(ticket: lobby_pb2.QuickMatchTicket) -> None:
@@ -62,7 +73,7 @@ async def find_table(
             shown = when.astimezone().strftime("%H:%M:%S")
             progress(strings("queue_waiting", players=ticket.players_waiting, time=shown))
 
-        seating = await player.quick_match(preset, waiting)
+        seating = await player.quick_match(preset, waiting, stake=stake)
     store.remember_table(seating)
     return seating
 
@@ -75,14 +86,16 @@ def play_app(
     hands: int | None,
     var_dir: Path,
     name: str = "",
+    stake: int = 0,
 ) -> OkeyApp:
-    """The screen, set to log in and find a table when it starts."""
+    """The screen, set to log in and find a table (for ``stake`` chips a seat) when it
+    starts."""
 
     async def connect(progress: Callable[[str], None]) -> TableSession:
         player = await _logged_in(endpoints, strings, var_dir, name, progress)
         try:
             store = GuestStore(var_dir, endpoints.lobby)
-            seating = await find_table(player, store, preset, hands, strings, progress)
+            seating = await find_table(player, store, preset, hands, strings, progress, stake)
         except BaseException:
             await player.close()
             raise

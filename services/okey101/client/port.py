@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
 from typing import Protocol
 
-from okey.v1 import common_pb2, rules_pb2, scoring_pb2, table_pb2
+from okey.v1 import common_pb2, lobby_pb2, rules_pb2, scoring_pb2, table_pb2
 
 from okey101.client.resume import Reconnecting
 
@@ -28,6 +28,10 @@ class TablePort(Protocol):
     async def seat_view(self, min_sequence: int = 0) -> common_pb2.SeatView: ...
 
     async def get_table(self) -> common_pb2.Table: ...
+
+    async def wallet(self) -> lobby_pb2.GetWalletResponse: ...
+
+    async def wallet_entries(self, page_token: str = "") -> lobby_pb2.ListWalletEntriesResponse: ...
 
     async def validate_melds(
         self, view: common_pb2.SeatView, groups: Sequence[common_pb2.TileGroup]

@@ -1,4 +1,5 @@
-"""The terminal client's modal screens: a yes/no question, picking a meld, the score sheet.
+"""The terminal client's modal screens: a yes/no question, picking a meld, the score sheet, the
+wallet's history.
 
 None of them eats a turn: a game key a popup has no use of (``d`` draw, ``x`` discard, the
 cursor...) closes it and is played at the table as if it had not been open (``GameKeys``), so a
@@ -7,11 +8,13 @@ score sheet left open when the next hand's turn comes, or a question, never cost
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import ClassVar, Generic, TypeVar
 
+import grpc.aio
+from okey.v1 import lobby_pb2
 from rich.text import Text
-from textual import events, on
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -19,6 +22,8 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
 
+from okey101.client.chips import entry_text, wallet_line
+from okey101.client.errors import Rejection
 from okey101.client.i18n import Strings
 from okey101.client.model import SheetRow
 from okey101.client.shown import shown
@@ -153,10 +158,13 @@ class ScoreSheetScreen(GameKeys, ModalScreen[None]):
         reveal: Sequence[Text] = (),
         *,
         final: bool = False,
+        payout: Text | None = None,
     ) -> None:
         super().__init__()
         self.reveal = list(reveal)
         self.final = final
+        #: A staked match's result: what the seat got from the pot (``show_payout`` updates it).
+        self.payout = payout
         self.title_text = title
         self.names = list(names)
         self.rows = list(rows)
@@ -190,7 +198,15 @@ class ScoreSheetScreen(GameKeys, ModalScreen[None]):
             yield table
             for note in self.notes:
                 yield Static(Text(shown(note)))
+            if self.final:
+                yield Static(self.payout or "", id="payout")
             yield Static(Text(s("sheet_continue"), style="dim"))
+
+    def show_payout(self, payout: Text) -> None:
+        """The result's line about the pot, once the wallet says it."""
+        self.payout = payout
+        if self.is_mounted:
+            self.query_one("#payout", Static).update(payout)
 
     def action_close(self) -> None:
         self.dismiss(None)
@@ -201,6 +217,96 @@ class ScoreSheetScreen(GameKeys, ModalScreen[None]):
             return
         self.dismiss(None)
         self.app.call_later(self.app.run_action, "quit_client")
+
+    def on_key(self, event: events.Key) -> None:
+        self._close_and_play(self, None, event)
+
+
+#: A page of the wallet's entries after a page token ("" for the newest).
+EntryPages = Callable[[str], Awaitable[lobby_pb2.ListWalletEntriesResponse]]
+
+
+class WalletScreen(GameKeys, ModalScreen[None]):
+    """The wallet's history: the balance, then the entries newest first (when, why, the chips
+    in or out, the balance after, the table or tournament); ``n`` adds the next page."""
+
+    OWN = frozenset(
+        {"enter", "escape", "w", "n", "up", "down", "pageup", "pagedown", "home", "end"}
+    )
+
+    DEFAULT_CSS = """
+    WalletScreen { align: center middle; }
+    WalletScreen > Vertical { width: 100; height: auto; max-height: 90%; border: thick $primary;
+                              padding: 0 1; background: $surface; }
+    WalletScreen DataTable { height: auto; max-height: 24; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter,escape,w", "close", show=False),
+        Binding("n", "more", show=False),
+    ]
+
+    def __init__(
+        self,
+        pages: EntryPages,
+        wallet: lobby_pb2.GetWalletResponse | None,
+        strings: Strings,
+    ) -> None:
+        super().__init__()
+        self.pages = pages
+        self.wallet = wallet
+        self.strings = strings
+        self.next_token = ""
+        #: Every entry shown, in order (the tests read them).
+        self.entries: list[lobby_pb2.WalletEntry] = []
+        self.loaded = False
+
+    def compose(self) -> ComposeResult:
+        s = self.strings
+        with Vertical():
+            yield Static(Text(s("wallet_title"), style="bold"))
+            yield Static(Text(wallet_line(self.wallet, s)), id="wallet-balance")
+            table: DataTable[str | Text] = DataTable(show_cursor=False, zebra_stripes=True)
+            table.can_focus = False
+            for key in ("col_when", "col_what", "col_amount", "col_after", "col_for"):
+                table.add_column(s(key))
+            yield table
+            yield Static("", id="wallet-note")
+            yield Static(Text(s("wallet_keys"), style="dim"))
+
+    def on_mount(self) -> None:
+        self._load("")
+
+    @work(group="wallet-page", exclusive=True, exit_on_error=False)
+    async def _load(self, token: str) -> None:
+        s = self.strings
+        note = self.query_one("#wallet-note", Static)
+        try:
+            answer = await self.pages(token)
+        except grpc.aio.AioRpcError as error:
+            note.update(Text(shown(Rejection.of(error).message), style="red"))
+            return
+        table: DataTable[str | Text] = self.query_one(DataTable)
+        for entry in answer.entries:
+            self.entries.append(entry)
+            cells = entry_text(entry, s)
+            style = "green" if entry.amount > 0 else "red"
+            table.add_row(
+                cells[0], Text(shown(cells[1])), Text(cells[2], style=style), cells[3],
+                Text(shown(cells[4])),
+            )  # fmt: skip
+        self.next_token = answer.next_page_token
+        self.loaded = True
+        if not self.entries:
+            note.update(Text(s("wallet_empty")))
+        else:
+            note.update(Text(s("wallet_more") if self.next_token else "", style="dim"))
+
+    def action_more(self) -> None:
+        if self.next_token:
+            self._load(self.next_token)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
 
     def on_key(self, event: events.Key) -> None:
         self._close_and_play(self, None, event)

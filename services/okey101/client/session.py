@@ -11,7 +11,8 @@ tests and docs/integration.md's example all use it.
   a minute before it expires; every call's metadata comes from it.
 - ``Player`` logs in (LoginGuest), quick-matches (JoinQuickMatch, seated by the player's own
   stream, WatchPlayer) or hosts a table with bots (HostTable, for a chosen match
-  length, which quick match does not offer), and opens a ``TableSession``.
+  length, which quick match does not offer), either for a stake, and opens a ``TableSession``;
+  it reads the player's chips (GetWallet, ListWalletEntries, ListStakeLevels).
 - ``TableSession`` is one seat (or a spectator) at one table: the resumable event stream, Act
   with a request id and the view's state_version, the seat's view, the rule hints and the score
   sheet.
@@ -335,12 +336,14 @@ class Player:
         preset: str,
         on_wait: Callable[[lobby_pb2.QuickMatchTicket], None] | None = None,
         *,
+        stake: int = 0,
         timeout: float = 600.0,
     ) -> Seating:
         """JoinQuickMatch, seated by the player's own stream (WatchPlayer), not by polling: the
         stream is open (its snapshot read) before the ticket is asked for, so the
         QUICK_MATCH_SEATED that follows is never missed (a player waits in one queue at a
-        time: it is this ticket's)."""
+        time: it is this ticket's). ``stake``: the chips each seat plays for (0: none); a
+        balance that does not cover it is FAILED_PRECONDITION INSUFFICIENT_CHIPS."""
         opened = asyncio.Event()
         seated = asyncio.ensure_future(
             self.next_player_event(lobby_pb2.PLAYER_EVENT_KIND_QUICK_MATCH_SEATED, opened)
@@ -349,7 +352,10 @@ class Player:
             async with asyncio.timeout(timeout):
                 await _first_of(opened.wait(), seated)
                 request = lobby_pb2.JoinQuickMatchRequest(
-                    request_id=new_request_id(), preset=PRESETS[preset], locale=self.locale
+                    request_id=new_request_id(),
+                    preset=PRESETS[preset],
+                    locale=self.locale,
+                    stake=stake,
                 )
                 ticket = (await call(self.lobby.JoinQuickMatch, request, self.metadata)).ticket
                 if ticket.state == lobby_pb2.QUICK_MATCH_STATE_MATCHED:
@@ -413,10 +419,12 @@ class Player:
         seat: int = 0,
         turn_seconds: int | None = None,
         visibility: common_pb2.TableVisibility = common_pb2.TABLE_VISIBILITY_PRIVATE,
+        stake: int = 0,
     ) -> Seating:
         """HostTable: a table (private unless said otherwise) with bots in the other three
         seats, started at once. ``hands`` makes the match that many hands long (a custom rule
-        set)."""
+        set); ``stake`` the chips each seat plays for (0: none; the host's is held as they
+        sit)."""
         rules = common_pb2.RuleSet(preset=PRESETS[preset])
         if hands is not None:
             rules.match_end = common_pb2.MATCH_END_FIXED_HANDS
@@ -435,9 +443,40 @@ class Player:
             ],
             start_when_full=True,
             locale=self.locale,
+            stake=stake,
         )
         answer = await call(self.lobby.HostTable, request, self.metadata)
         return Seating(answer.table.table_id, answer.seat)
+
+    # Chips ---------------------------------------------------------------------------------------
+
+    async def wallet(self) -> lobby_pb2.GetWalletResponse:
+        """The player's balance, the chips held in play and the daily grant (GetWallet)."""
+        request = lobby_pb2.GetWalletRequest(locale=self.locale)
+        answer: lobby_pb2.GetWalletResponse = await call(
+            self.lobby.GetWallet, request, self.metadata
+        )
+        return answer
+
+    async def wallet_entries(
+        self, page_size: int = 50, page_token: str = ""
+    ) -> lobby_pb2.ListWalletEntriesResponse:
+        """A page of the player's wallet entries, newest first (ListWalletEntries)."""
+        request = lobby_pb2.ListWalletEntriesRequest(
+            page_size=page_size, page_token=page_token, locale=self.locale
+        )
+        answer: lobby_pb2.ListWalletEntriesResponse = await call(
+            self.lobby.ListWalletEntries, request, self.metadata
+        )
+        return answer
+
+    async def stake_levels(self) -> lobby_pb2.ListStakeLevelsResponse:
+        """The stakes a table may be played for and the table fee (ListStakeLevels)."""
+        request = lobby_pb2.ListStakeLevelsRequest(locale=self.locale)
+        answer: lobby_pb2.ListStakeLevelsResponse = await call(
+            self.lobby.ListStakeLevels, request, self.metadata
+        )
+        return answer
 
     def session(self, table_id: str, seat: int | None) -> TableSession:
         return TableSession(self, table_id, seat)
@@ -583,6 +622,14 @@ class TableSession:
         answer = await call(self.player.table.GetTable, request, self.table_metadata)
         table: common_pb2.Table = answer.table
         return table
+
+    async def wallet(self) -> lobby_pb2.GetWalletResponse:
+        """The player's chips (the table's title shows the balance)."""
+        return await self.player.wallet()
+
+    async def wallet_entries(self, page_token: str = "") -> lobby_pb2.ListWalletEntriesResponse:
+        """A page of the player's wallet history, newest first."""
+        return await self.player.wallet_entries(page_token=page_token)
 
     async def sit_again(self) -> None:
         """Sit at our own seat again during a match (a bot kept it while we were away)."""

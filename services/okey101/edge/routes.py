@@ -2,14 +2,15 @@
 
 Every RPC of every ``okey.v1`` service is in exactly one of ``PUBLIC``, ``NATIVE_ONLY`` and
 ``INTERNAL`` (a test checks them against the protos, so a new RPC must be placed). Public: what
-a frontend calls with a player token or none (the lobby's logins and tables, the table's seats,
-moves, views and its ``WatchTable`` stream, the rules' hints and checks, scoring's sheets,
-standings, leaderboards and stats). Native only: public calls a browser cannot make (Play, a
-bidirectional stream). Internal: the calls the backend's services make of one another, with a
-service token (``RecordHand``, ``RecordMatch``, ``NextStep``, ``CreateTable``, ``ListTables``,
-``ListRevokedLogins``, ``RecordPlayerEvents``) or as the table's engine (the rules'
-``DealHand``, ``ApplyAction``, ``ViewHand``, ``ScoreHand``). The edge has no route for the
-last two kinds, so a browser asking gets HTTP 404, whatever token it holds.
+a frontend calls with a player token or none (the lobby's logins, tables and wallets, the
+table's seats, moves, views and its ``WatchTable`` stream, the rules' hints and checks,
+scoring's sheets, standings, leaderboards and stats). Native only: public calls a browser cannot
+make (Play, a bidirectional stream). Internal: the calls the backend's services make of one
+another, with a service token (``RecordHand``, ``RecordMatch``, ``NextStep``, ``CreateTable``,
+``ListTables``, ``ListRevokedLogins``, ``RecordPlayerEvents``, ``RecordTableChips``) or an
+operator's (``AdjustChips``), or as the table's engine (the rules' ``DealHand``,
+``ApplyAction``, ``ViewHand``, ``ScoreHand``). The edge has no route for the last two kinds,
+so a browser asking gets HTTP 404, whatever token it holds.
 """
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ PUBLIC: Final[Mapping[str, tuple[str, ...]]] = {
         "WatchPlayer",
         "RegisterPushDevice",
         "UnregisterPushDevice",
+        "GetWallet",
+        "ListWalletEntries",
+        "ClaimDailyChips",
+        "ListStakeLevels",
     ),
     "okey.v1.TableService": (
         "GetTable",
@@ -92,7 +97,12 @@ NATIVE_ONLY: Final[Mapping[str, tuple[str, ...]]] = {
 }
 
 INTERNAL: Final[Mapping[str, tuple[str, ...]]] = {
-    "okey.v1.LobbyService": ("ListRevokedLogins", "RecordPlayerEvents"),
+    "okey.v1.LobbyService": (
+        "ListRevokedLogins",
+        "RecordPlayerEvents",
+        "AdjustChips",
+        "RecordTableChips",
+    ),
     "okey.v1.TableService": ("CreateTable", "ListTables"),
     "okey.v1.RulesService": ("DealHand", "ApplyAction", "ViewHand", "ScoreHand"),
     "okey.v1.ScoringService": ("RecordHand", "RecordMatch"),

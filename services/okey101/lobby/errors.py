@@ -58,6 +58,16 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "A seat is 0, 1, 2 or 3, not {seat}.",
         "tr": "Koltuk 0, 1, 2 ya da 3 olur, {seat} değil.",
     },
+    "BAD_PRIZE": {
+        "en": "The prize for place {place} is not valid: a prize table names at most {maximum} "
+        "places, each from 1 to {max_players} and only once, each with a fixed amount (1 to "
+        "1,000,000,000,000 chips) or a share of the pool (1-100%), the shares adding up to 100% "
+        "at most (so far {shares}%).",
+        "tr": "{place}. sıranın ödülü geçersiz: ödül tablosu en çok {maximum} sıra sayar; her "
+        "sıra 1 ile {max_players} arasında ve bir kez yer alır, ya sabit bir miktar (1 ile "
+        "1.000.000.000.000 çip) ya da havuzdan bir pay (%1-100) kazanır; payların toplamı %100'ü "
+        "geçemez (şu ana dek %{shares}).",
+    },
     # Push devices (RegisterPushDevice; docs/push.md).
     "BAD_PUSH_PLATFORM": {
         "en": "A push platform is FCM, APNS or WEBHOOK, not {value}.",
@@ -84,6 +94,40 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "configured it. Use another platform, or keep WatchPlayer open.",
         "tr": "Bu sunucu {platform} üzerinden bildirim göndermiyor: işletmecisi bunu "
         "yapılandırmamış. Başka bir platform kullan ya da WatchPlayer akışını açık tut.",
+    },
+    # Chips (docs/chips.md).
+    "BAD_STAKE": {
+        "en": "A table is played for one of these stakes: {stakes} chips (or 0, for no stake), "
+        "not {stake}.",
+        "tr": "Masa şu bahislerden biriyle oynanır: {stakes} çip (ya da bahissiz için 0), "
+        "{stake} değil.",
+    },
+    "BAD_CHIP_AMOUNT": {
+        "en": "An amount of chips is a whole number from -{maximum} to {maximum} and not 0; "
+        "{amount} was sent.",
+        "tr": "Çip miktarı -{maximum} ile {maximum} arasında, 0 olmayan bir tam sayıdır; "
+        "{amount} gönderildi.",
+    },
+    "INSUFFICIENT_CHIPS": {
+        "en": "You have {balance} chips; this needs {needed}.",
+        "tr": "{balance} çipin var; bunun için {needed} çip gerekiyor.",
+    },
+    "DAILY_CHIPS_NOT_DUE": {
+        "en": "You have claimed your daily chips; you can claim them again from {next_claim_time}.",
+        "tr": "Günlük çiplerini aldın; {next_claim_time} itibarıyla yeniden alabilirsin.",
+    },
+    "DAILY_CHIPS_DISABLED": {
+        "en": "This server gives no daily chips.",
+        "tr": "Bu sunucu günlük çip vermiyor.",
+    },
+    "CHIP_POT_CLOSED": {
+        "en": "The pot of table {table_id} takes no more stakes: its match has started or ended.",
+        "tr": "{table_id} masasının potu artık bahis almıyor: maçı başladı ya da bitti.",
+    },
+    "CHIP_BALANCE_LIMIT": {
+        "en": "This would take a balance past {limit} chips, the most the ledger holds.",
+        "tr": "Bu, bir bakiyeyi defterin tutabileceği en çok miktar olan {limit} çipin "
+        "ötesine taşır.",
     },
     # Who you are.
     "GUEST_SECRET_REQUIRED": {
@@ -234,6 +278,16 @@ class NotReady(_Catalogued, Unavailable):
     """Starting, or the database or a peer cannot be reached: UNAVAILABLE (retry)."""
 
 
+class InsufficientChips(Conflict):
+    """A player's balance does not cover a debit (a stake, an operator's take):
+    FAILED_PRECONDITION ``INSUFFICIENT_CHIPS``, the balance and the amount in the sentence."""
+
+    def __init__(
+        self, code: str = "INSUFFICIENT_CHIPS", *, balance: int, needed: int
+    ) -> None:  # ``code`` first, as OkeyError's pickling rebuilds it
+        super().__init__(code, balance=balance, needed=needed)
+
+
 def status_of(error: OkeyError, language: Language) -> status_pb2.Status:
     """The ``google.rpc.Status`` of ``error`` (the platform's, with a lobby override)."""
     status = rich_status(error, language)
@@ -249,6 +303,7 @@ __all__ = [
     "Conflict",
     "Denied",
     "Exists",
+    "InsufficientChips",
     "Invalid",
     "Limited",
     "Missing",

@@ -1,12 +1,16 @@
 """Quick-match matching, in the background of every lobby pod (``Matchmaker``).
 
-About four times a second (and at once after a JoinQuickMatch), for each preset with a group ready
+About four times a second (and at once after a JoinQuickMatch), for each queue (a preset and a
+stake) with a group ready
 (four waiting tickets, or an oldest ticket past its bots-fill time) it opens one transaction,
 claims the oldest waiting tickets with ``FOR UPDATE SKIP LOCKED`` (tickets another pod has claimed
 are skipped, so any number of pods share the queue), creates the table through TableService
 (players at seats 0.., bots in the rest), seats the players, starts the match, marks the tickets
 matched and tells each player (``QUICK_MATCH_SEATED``, their own stream's event), all before
-committing. If anything fails the transaction rolls back and the tickets wait on. A table the
+committing. At a staked table each player's stake moves into the table's pot in that same
+transaction, before they are seated (``SitRequest.stake_hold_key``); a player whose balance no
+longer covers the stake has their ticket cancelled and the others wait on. If anything fails the
+transaction rolls back (holding nothing) and the tickets wait on. A table the
 failed attempt had made already (created, some players seated) is never left half-made:
 
 - the table service gave no verdict (away, timed out): the table is kept for the same group's
@@ -34,11 +38,15 @@ from typing import Final
 
 from okey.v1 import common_pb2, lobby_pb2, table_pb2
 from prometheus_client import Counter, Histogram
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from okey101.lobby import bracket
+from okey101.lobby.chips import stakes
+from okey101.lobby.chips.settings import ChipSettings
 from okey101.lobby.messages import PRESETS, table_entry
 from okey101.lobby.peer_clients import TableClient, close_table, derived_request_id
 from okey101.lobby.records import CANCELLED, US, WAITING, Ticket, now_us
+from okey101.lobby.staked_seats import chips_to_stake, hold_key_of
 from okey101.lobby.stores import LobbyRepository
 from okey101.platform.logs import get_logger
 from okey101.platform.peer_calls import PeerError
@@ -72,8 +80,10 @@ class Matchmaker:
         *,
         interval: float = 0.25,
         bot_level: int = common_pb2.BOT_LEVEL_UNSPECIFIED,
+        chips: ChipSettings | None = None,
     ) -> None:
         self._repository = repository
+        self._chips = chips or ChipSettings()
         self._tables = tables
         self._interval = interval
         self._bot_level = bot_level
@@ -114,26 +124,41 @@ class Matchmaker:
                 elif any(state != WAITING for state, _table in held):
                     await self._abandon(key, table_id)  # its group is another now
         started = 0
-        for preset in await self._repository.queue.ready_presets():
-            while await self.match_one(preset):
+        for preset, stake in await self._repository.queue.ready_queues():
+            while await self.match_one(preset, stake):
                 started += 1
         return started
 
-    async def match_one(self, preset: str) -> bool:
-        """One table from ``preset``'s queue if a group is ready (module docstring)."""
+    async def match_one(self, preset: str, stake: int = 0) -> bool:
+        """One table from the queue of ``preset`` and ``stake`` if a group is ready (module
+        docstring)."""
         async with self._repository.database.write() as session:
-            group = await self._repository.queue.claim_group(session, preset)
+            group = await self._repository.queue.claim_group(session, preset, stake)
             if not group:
                 return False
             if len(group) < bracket.SEATS and group[0].bots_fill_us > now_us():
                 return False
+            if stake:
+                short = [
+                    ticket.ticket_id
+                    for ticket in group
+                    if await chips_to_stake(session, self._chips, ticket.player_id, now_us())
+                    < stake
+                ]
+                if short:
+                    # Their balance went elsewhere since they joined: the rest wait on.
+                    await self._repository.queue.cancel(session, short)
+                    _log.info("quick match tickets cancelled: stake not covered", count=len(short))
+                    return True
             key = tuple(sorted(ticket.ticket_id for ticket in group))
             for other in [other for other in self.pending if other != key]:
                 if set(other) & set(key):  # its group is another now
                     await self._abandon(other, self.pending[other])
             made: list[str] = []
             try:
-                table = await self._start(preset, group, self._attempts.get(key, 0), made)
+                table = await self._start(
+                    session, preset, stake, group, self._attempts.get(key, 0), made
+                )
             except PeerError:
                 if made:
                     await self._abandon(key, made[0])
@@ -184,10 +209,18 @@ class Matchmaker:
         _log.warning("quick match attempt failed; its table is closed", table_id=table_id)
 
     async def _start(
-        self, preset: str, group: Sequence[Ticket], attempt: int, made: list[str]
+        self,
+        session: AsyncConnection,
+        preset: str,
+        stake: int,
+        group: Sequence[Ticket],
+        attempt: int,
+        made: list[str],
     ) -> common_pb2.Table:
         """Create, seat and start the group's table (its id appended to ``made`` once it is
-        created). Attempt 0's request ids are the tickets'; a later attempt's add its number."""
+        created). Attempt 0's request ids are the tickets'; a later attempt's add its number.
+        At a staked table each player's stake is held (in ``session``, the transaction that
+        claims the group: a failed attempt holds nothing) before they are seated."""
         key: list[object] = [*sorted(ticket.ticket_id for ticket in group)]
         if attempt:
             key.append(f"attempt-{attempt}")
@@ -212,19 +245,32 @@ class Matchmaker:
                 name="Quick match",
                 visibility=common_pb2.TABLE_VISIBILITY_PUBLIC,
                 seats=seats,
+                stake=stake,
+                fee_percent=self._chips.fee_percent if stake else 0,
             )
         )
         made.append(table.table_id)
         for seat, ticket in enumerate(group):
-            await self._tables.sit(
-                table_pb2.SitRequest(
-                    request_id=derived_request_id("quick-match-sit", *key, seat),
-                    table_id=table.table_id,
-                    seat=seat,
-                    player_id=ticket.player_id,
-                    display_name=ticket.display_name,
-                )
+            sit = table_pb2.SitRequest(
+                request_id=derived_request_id("quick-match-sit", *key, seat),
+                table_id=table.table_id,
+                seat=seat,
+                player_id=ticket.player_id,
+                display_name=ticket.display_name,
             )
+            if stake:
+                sit.stake_hold_key = hold_key_of(sit.request_id)
+                await stakes.hold_stake(
+                    session,
+                    key=sit.stake_hold_key,
+                    player_id=ticket.player_id,
+                    table_id=table.table_id,
+                    stake=stake,
+                    fee_percent=self._chips.fee_percent,
+                    now_us=now_us(),
+                    starting_grant=self._chips.starting_grant,
+                )
+            await self._tables.sit(sit)
         return await self._tables.start(
             table_pb2.StartRequest(
                 request_id=derived_request_id("quick-match-start", *key),

@@ -11,6 +11,7 @@ from typing import Final
 from google.protobuf.timestamp_pb2 import Timestamp
 from okey.v1 import common_pb2, lobby_pb2
 
+from okey101.lobby.chips import prizes
 from okey101.lobby.records import (
     ACCOUNT,
     CANCELLED,
@@ -159,6 +160,7 @@ def ticket_message(status: TicketStatus) -> lobby_pb2.QuickMatchTicket:
         enqueue_time=timestamp(ticket.enqueue_us),
         table_id=ticket.table_id or "",
         seat=ticket.seat or 0,
+        stake=ticket.stake,
     )
     if ticket.state == WAITING:
         message.bots_fill_time.CopyFrom(timestamp(ticket.bots_fill_us))
@@ -174,8 +176,10 @@ def join_quick_match_answer(status: TicketStatus) -> lobby_pb2.JoinQuickMatchRes
 # Tournaments
 
 
-def tournament_message(row: TournamentRow, tables: list[RoundTable]) -> lobby_pb2.Tournament:
-    """A tournament as lobby.proto describes it."""
+def tournament_message(
+    row: TournamentRow, tables: list[RoundTable], prize_pool: int = 0
+) -> lobby_pb2.Tournament:
+    """A tournament as lobby.proto describes it, ``prize_pool`` the chips in its pool now."""
     message = lobby_pb2.Tournament(
         tournament_id=row.tournament_id,
         name=row.name,
@@ -192,6 +196,9 @@ def tournament_message(row: TournamentRow, tables: list[RoundTable]) -> lobby_pb
         bot_level=row.bot_level,  # type: ignore[arg-type]
         create_time=timestamp(row.created_us),
         planned_rounds=row.planned_rounds,
+        entry_fee=row.entry_fee,
+        prizes=prizes.prize_messages(prizes.prizes_from_json(row.prizes)),
+        prize_pool=prize_pool,
     )
     if row.started_us is not None:
         message.start_time.CopyFrom(timestamp(row.started_us))
@@ -220,8 +227,10 @@ def created_tournament_answer(tournament_id: str) -> lobby_pb2.CreateTournamentR
 
 def started_tournament_answer(row: TournamentRow) -> lobby_pb2.StartTournamentResponse:
     """StartTournament's answer: the tournament as started, no round planned yet (the driver
-    plans round 1 next)."""
-    return lobby_pb2.StartTournamentResponse(tournament=tournament_message(row, []))
+    plans round 1 next). Its pool is every entrant's fee: none is refunded once it runs."""
+    return lobby_pb2.StartTournamentResponse(
+        tournament=tournament_message(row, [], row.entry_fee * row.registered)
+    )
 
 
 __all__ = [

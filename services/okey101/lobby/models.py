@@ -19,8 +19,11 @@ microseconds since the epoch (``*_us``), as in the scoring service.
 - ``lobby_hostings``: HostTable calls not yet done (the table created and its host seated): the
   two table service requests each makes, kept until they are answered, so any pod can finish a
   call whose pod or caller went away (``hosting_finisher``).
-- ``lobby_queue``: quick-match tickets. A partial unique index keeps a player in one queue at a
-  time; matchers claim waiting tickets with ``FOR UPDATE SKIP LOCKED``.
+- ``lobby_staked_seats``: seats at staked tables whose stake the lobby holds and whose sit the
+  table service has not yet answered (``staked_seats``), kept until it has.
+- ``lobby_queue``: quick-match tickets (a queue is a preset and a stake). A partial unique index
+  keeps a player in one queue at a time; matchers claim waiting tickets with ``FOR UPDATE SKIP
+  LOCKED``.
 - ``lobby_tournaments``, ``lobby_tournament_players``, ``lobby_tournament_tables``: a tournament,
   its entrants (with where they got to), and the tables of each round (with their results);
   ``lobby_tournament_leases``: which lobby pod drives a tournament, until when.
@@ -34,6 +37,18 @@ microseconds since the epoch (``*_us``), as in the scoring service.
   the moment after which it is no longer worth sending.
 - ``lobby_player_presence``: one row per open WatchPlayer stream, on any pod, with a lease its
   pod renews while the stream is open (a push is not sent to a player who has one).
+- ``lobby_chip_transactions``, ``lobby_chip_entries``: the chips' double-entry ledger
+  (``lobby.chips``, docs/chips.md): one transaction per movement, unique by the idempotency key
+  of its cause, and its entries (an account, a signed amount, the account's balance after it),
+  which sum to zero. Entries are numbered in the order their accounts' balances changed, so an
+  account's entries newest first are ``entry_id`` descending.
+- ``lobby_chip_balances``: each account's balance, a cache of the sum of its entries (the
+  audit checks it) that the ledger's conditional updates keep from going negative.
+- ``lobby_chip_holds``: each stake moved into a table's pot (keyed by the hold's ledger key),
+  held until the match starts, then in play, then paid or refunded, exactly once.
+- ``lobby_chip_pots``: each staked table's pot (one match), its stake and fee, and its state
+  (open, started, paid, refunded).
+- ``lobby_chip_daily_claims``: each player's last daily grant and how many they have claimed.
 """
 
 from __future__ import annotations
@@ -147,6 +162,17 @@ hostings = Table(
 )
 Index("ix_lobby_hostings_created", hostings.c.created_us)
 
+staked_seats = Table(
+    "lobby_staked_seats",
+    metadata,
+    # The key of the stake held for the seat (``lobby.staked_seats``).
+    Column("hold_key", String(128), primary_key=True),
+    # The SitRequest owed, its stake_hold_key set, as bytes.
+    Column("sit_request", LargeBinary, nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+    Index("ix_lobby_staked_seats_created", "created_us"),
+)
+
 queue = Table(
     "lobby_queue",
     metadata,
@@ -166,6 +192,8 @@ queue = Table(
     Column("table_id", String(ID_LENGTH), nullable=True),
     Column("seat", Integer, nullable=True),
     Column("updated_us", BigInteger, nullable=False),
+    # The chips staked a seat (0: none): a queue is a preset and a stake.
+    Column("stake", BigInteger, nullable=False, server_default=text("0")),
 )
 Index("ix_lobby_queue_waiting", queue.c.preset, queue.c.state, queue.c.enqueue_us)
 Index(
@@ -199,6 +227,9 @@ tournaments = Table(
     Column("created_us", BigInteger, nullable=False),
     Column("started_us", BigInteger, nullable=True),
     Column("finished_us", BigInteger, nullable=True),
+    # Chips an entrant pays (0: free), and the prize table (``chips.prizes``, JSON).
+    Column("entry_fee", BigInteger, nullable=False, server_default=text("0")),
+    Column("prizes", Text, nullable=False, server_default=text("'[]'")),
 )
 Index("ix_lobby_tournaments_state", tournaments.c.state, tournaments.c.created_us)
 
@@ -354,7 +385,98 @@ player_presence = Table(
     Index("ix_lobby_player_presence_holder", "holder"),
 )
 
+chip_transactions = Table(
+    "lobby_chip_transactions",
+    metadata,
+    Column("transaction_id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
+    # The idempotency key of its cause (grant:start:<player>, payout:<table>, ...): once only.
+    Column("key", String(255), nullable=False, unique=True),
+    # grant, daily_grant, stake, payout, fee, refund, prize, entry_fee or adjustment.
+    Column("reason", String(16), nullable=False),
+    # What it belongs to, where it belongs to one player, table or tournament.
+    Column("player_id", String(ID_LENGTH), nullable=True),
+    Column("table_id", String(ID_LENGTH), nullable=True),
+    Column("tournament_id", String(ID_LENGTH), nullable=True),
+    # An operator's reason (adjustments).
+    Column("note", Text, nullable=True),
+    Column("created_us", BigInteger, nullable=False),
+    Index("ix_lobby_chip_transactions_table", "table_id"),
+)
+
+chip_entries = Table(
+    "lobby_chip_entries",
+    metadata,
+    Column("entry_id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
+    Column(
+        "transaction_id",
+        BigInteger,
+        ForeignKey("lobby_chip_transactions.transaction_id"),
+        nullable=False,
+    ),
+    # player:<id>, pot:<table>, pool:<tournament> or house:<grants|adjustments|fees|bots>.
+    Column("account", String(160), nullable=False),
+    # Signed: chips into the account (positive) or out of it (negative).
+    Column("amount", BigInteger, nullable=False),
+    Column("balance_after", BigInteger, nullable=False),
+    Index("ix_lobby_chip_entries_account", "account", "entry_id"),
+    Index("ix_lobby_chip_entries_transaction", "transaction_id"),
+)
+
+chip_balances = Table(
+    "lobby_chip_balances",
+    metadata,
+    Column("account", String(160), primary_key=True),
+    Column("balance", BigInteger, nullable=False),
+    Column("updated_us", BigInteger, nullable=False),
+)
+
+chip_holds = Table(
+    "lobby_chip_holds",
+    metadata,
+    # The key of the ledger transaction that moved the stake into the pot.
+    Column("hold_key", String(255), primary_key=True),
+    Column("table_id", String(ID_LENGTH), nullable=False),
+    # "" for a bot's stake, which the house pays.
+    Column("player_id", String(ID_LENGTH), nullable=False),
+    # A bot's seat (a player's hold is not tied to a seat until the match starts).
+    Column("seat", Integer, nullable=True),
+    Column("amount", BigInteger, nullable=False),
+    # held, in_play, refunded or paid.
+    Column("state", String(8), nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+    Column("settled_us", BigInteger, nullable=True),
+    Index("ix_lobby_chip_holds_player", "player_id", "state"),
+    Index("ix_lobby_chip_holds_table", "table_id"),
+)
+
+chip_pots = Table(
+    "lobby_chip_pots",
+    metadata,
+    Column("table_id", String(ID_LENGTH), primary_key=True),
+    Column("stake", BigInteger, nullable=False),
+    Column("fee_percent", Integer, nullable=False),
+    # open, started, paid or refunded.
+    Column("state", String(8), nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+    Column("settled_us", BigInteger, nullable=True),
+)
+
+chip_daily_claims = Table(
+    "lobby_chip_daily_claims",
+    metadata,
+    Column("player_id", String(ID_LENGTH), primary_key=True),
+    Column("last_claim_us", BigInteger, nullable=False),
+    # Daily grants claimed so far: the n-th claim's ledger key is daily:<player>:<n>.
+    Column("claims", BigInteger, nullable=False),
+)
+
 __all__ = [
+    "chip_balances",
+    "chip_daily_claims",
+    "chip_entries",
+    "chip_holds",
+    "chip_pots",
+    "chip_transactions",
     "hostings",
     "metadata",
     "player_cursors",
@@ -367,6 +489,7 @@ __all__ = [
     "rate_limits",
     "refresh_tokens",
     "requests",
+    "staked_seats",
     "tables",
     "tournament_leases",
     "tournament_players",

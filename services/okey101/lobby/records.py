@@ -129,11 +129,13 @@ class Ticket:
     bots_fill_us: int
     table_id: str | None
     seat: int | None
+    #: The chips staked a seat (0: none); a queue is a preset and a stake.
+    stake: int = 0
 
 
 @dataclass(frozen=True)
 class TicketStatus:
-    """A ticket and how many tickets wait in its preset's queue."""
+    """A ticket and how many tickets wait in its queue (its preset and stake)."""
 
     ticket: Ticket
     players_waiting: int
@@ -162,6 +164,10 @@ class TournamentRow:
     created_us: int
     started_us: int | None
     finished_us: int | None
+    #: Chips an entrant pays (0: free).
+    entry_fee: int = 0
+    #: The prize table (``chips.prizes.prizes_to_json``).
+    prizes: str = "[]"
 
 
 @dataclass(frozen=True)

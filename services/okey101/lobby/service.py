@@ -1,13 +1,13 @@
 """LobbyService (protos/okey/v1/lobby.proto): players and tokens, the table directory, private
-tables, quick match and tournaments.
+tables, quick match, tournaments and chips.
 
 ``LobbyServicer`` answers the RPCs, a group per module of ``rpc`` (players and tokens, tables,
-quick match, tournaments, the player's own stream, push devices): each checks its request,
-calls the lobby's stores (``stores``) and, for tables, the table service (``peer_clients``), and
-builds the answer (``messages``); an ``OkeyError`` ends the call with its status and a sentence
-in the request's language, a table service error is passed on as it is. Until the database is
-migrated (``prepare``) calls are UNAVAILABLE SERVICE_STARTING; a database that cannot be
-reached is UNAVAILABLE DATABASE_UNAVAILABLE.
+quick match, tournaments, the player's own stream, push devices, wallets and chips): each checks
+its request, calls the lobby's stores (``stores``, ``chips``) and, for tables, the table service
+(``peer_clients``), and builds the answer (``messages``); an ``OkeyError`` ends the call with its
+status and a sentence in the request's language, a table service error is passed on as it is.
+Until the database is migrated (``prepare``) calls are UNAVAILABLE SERVICE_STARTING; a
+database that cannot be reached is UNAVAILABLE DATABASE_UNAVAILABLE.
 
 ``start_lobby(settings)`` runs the whole lobby in-process (gRPC, the JWKS over HTTP, the
 matchmaker, the tournament driver, the hosting finisher and the push sender, ``lobby.push``) as
@@ -29,6 +29,7 @@ import grpc.aio
 from okey.v1 import lobby_pb2, lobby_pb2_grpc
 from sqlalchemy.engine import make_url
 
+from okey101.lobby.chips.settings import ChipSettings
 from okey101.lobby.credentials import Passwords
 from okey101.lobby.hosting_finisher import HostingFinisher
 from okey101.lobby.jwks_http import JwksServer, start_jwks_server
@@ -41,6 +42,7 @@ from okey101.lobby.rpc.push import PushCalls
 from okey101.lobby.rpc.quick_match import QuickMatchCalls
 from okey101.lobby.rpc.tables import TableCalls
 from okey101.lobby.rpc.tournaments import TournamentCalls
+from okey101.lobby.rpc.wallet import WalletCalls
 from okey101.lobby.stores import LobbyRepository
 from okey101.lobby.stores.player_events import NOTIFY_CHANNEL
 from okey101.lobby.stores.rate_limits import Limits, RateLimit
@@ -94,6 +96,12 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
     "RecordPlayerEvents": ("service",),
     "RegisterPushDevice": _PLAYER,
     "UnregisterPushDevice": _PLAYER,
+    "GetWallet": _PLAYER_OR_SERVICE,
+    "ListWalletEntries": _PLAYER_OR_SERVICE,
+    "ClaimDailyChips": _PLAYER,
+    "AdjustChips": ("service",),
+    "ListStakeLevels": _PLAYER_OR_SERVICE,
+    "RecordTableChips": ("service",),
 }
 
 
@@ -108,6 +116,7 @@ class LobbyServicer(
     TournamentCalls,
     PlayerStreamCalls,
     PushCalls,
+    WalletCalls,
     lobby_pb2_grpc.LobbyServiceServicer,
 ):
     """okey.v1.LobbyService: its groups of RPCs (module docstring) as one servicer."""
@@ -211,6 +220,7 @@ async def open_lobby(
                 settings.host_table_limit_per_address_per_minute, 60.0
             ),
         ),
+        chips=ChipSettings.from_settings(settings),
     )
     published = published_jwks(signing_key, settings)
     verifier = JwksVerifier(published)
@@ -261,7 +271,9 @@ async def open_lobby(
     tasks = [
         asyncio.ensure_future(servicer.matchmaker.run()),
         asyncio.ensure_future(driver.run()),
-        asyncio.ensure_future(HostingFinisher(servicer.repository, servicer.tables).run()),
+        asyncio.ensure_future(
+            HostingFinisher(servicer.repository, servicer.tables, chips=options.chips).run()
+        ),
         asyncio.ensure_future(_housekeeping(servicer.repository)),
         asyncio.ensure_future(sender.run()),
         asyncio.ensure_future(servicer.repository.presence.run()),

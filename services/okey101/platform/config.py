@@ -115,6 +115,13 @@ class Settings:
     push_webhook_secret_file: Path | None = None
     push_webhook_allow_loopback: bool = False
     push_ca_file: Path | None = None
+    # The lobby's chips (docs/chips.md): a new player's starting grant, the daily grant (0: none)
+    # and the hours between two, the stakes a table may be played for, the table fee in percent.
+    chips_starting_grant: int = 1000
+    chips_daily_amount: int = 100
+    chips_daily_hours: float = 24.0
+    chip_stakes: tuple[int, ...] = (10, 50, 100, 500, 1000)
+    chip_fee_percent: int = 5
 
     def replace(self, **changes: object) -> Settings:
         """A copy with some settings changed (tests use port 0 and short drains)."""
@@ -257,6 +264,31 @@ SETTINGS: tuple[_Spec, ...] = (
         "--push-ca-file",
         "lobby: CA certificates (PEM) trusted for push providers besides the system's",
     ),
+    _Spec(
+        "chips_starting_grant",
+        "--chips-starting-grant",
+        "lobby: chips a new player is granted on their wallet's first use (default 1000)",
+    ),
+    _Spec(
+        "chips_daily_amount",
+        "--chips-daily-amount",
+        "lobby: chips ClaimDailyChips grants (default 100; 0: no daily grant)",
+    ),
+    _Spec(
+        "chips_daily_hours",
+        "--chips-daily-hours",
+        "lobby: hours between two daily grants of a player (default 24)",
+    ),
+    _Spec(
+        "chip_stakes",
+        "--chip-stakes",
+        "lobby: comma-separated stakes a table may be played for (default 10,50,100,500,1000)",
+    ),
+    _Spec(
+        "chip_fee_percent",
+        "--chip-fee-percent",
+        "lobby: the table fee, in percent of a staked table's pot, 0-50 (default 5)",
+    ),
 )
 
 #: The services one service may call, by name: the ``<name>_address`` settings.
@@ -384,6 +416,11 @@ def load_settings(
             "push_webhook_allow_loopback", raw("push_webhook_allow_loopback"), default=False
         ),
         push_ca_file=_path(raw("push_ca_file")),
+        chips_starting_grant=_chips("chips_starting_grant", raw("chips_starting_grant"), 1000),
+        chips_daily_amount=_chips("chips_daily_amount", raw("chips_daily_amount"), 100),
+        chips_daily_hours=_positive("chips_daily_hours", raw("chips_daily_hours"), 24.0),
+        chip_stakes=_stakes(raw("chip_stakes")),
+        chip_fee_percent=_fee_percent(raw("chip_fee_percent")),
     )
     if settings.jwks_url and settings.jwks_file:
         raise ConfigError("set jwks_url or jwks_file, not both")
@@ -450,6 +487,50 @@ def _count(name: str, raw: Callable[[str], str | None], default: int) -> int:
     return count
 
 
+#: The most chips one setting may name (a stake, a grant): far below int64 once four stakes
+#: are in a pot, so no sum of them can overflow the ledger's BIGINT columns.
+CHIPS_SETTING_MAX = 10**12
+
+
+def _chips(name: str, value: str | None, default: int) -> int:
+    if value is None:
+        return default
+    try:
+        chips = int(value)
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number of chips, not {value!r}") from None
+    if not 0 <= chips <= CHIPS_SETTING_MAX:
+        raise ConfigError(f"{name} must be between 0 and {CHIPS_SETTING_MAX}, not {chips}")
+    return chips
+
+
+def _stakes(value: str | None) -> tuple[int, ...]:
+    """The stake levels: distinct whole numbers from 1, smallest first."""
+    if value is None:
+        return (10, 50, 100, 500, 1000)
+    stakes = set()
+    for part in value.split(","):
+        if not part.strip():
+            continue
+        stake = _chips("chip_stakes", part.strip(), 0)
+        if stake < 1:
+            raise ConfigError(f"chip_stakes must be at least 1 chip each, not {part.strip()!r}")
+        stakes.add(stake)
+    return tuple(sorted(stakes))
+
+
+def _fee_percent(value: str | None) -> int:
+    if value is None:
+        return 5
+    try:
+        percent = int(value)
+    except ValueError:
+        raise ConfigError(f"chip_fee_percent must be a whole number, not {value!r}") from None
+    if not 0 <= percent <= 50:
+        raise ConfigError(f"chip_fee_percent must be between 0 and 50, not {percent}")
+    return percent
+
+
 def _base_url(name: str, value: str | None, default: str) -> str:
     """An http(s) base URL, without a trailing slash."""
     url = (value or default).rstrip("/")
@@ -482,6 +563,7 @@ def settings_for_tests(service: str = "test", **changes: object) -> Settings:
 
 
 __all__: Sequence[str] = (
+    "CHIPS_SETTING_MAX",
     "PEERS",
     "SERVICE_PORTS",
     "SETTINGS",

@@ -5,10 +5,11 @@ live table (``seating``, ``dealing``, ``moves``) into a ``Change``: the record, 
 deal as they will be, the events (not yet numbered), the moves, the table's next timer, the
 hand's and the outbox's rows, and how to answer the request. ``seal`` numbers the events after
 the table's last sequence number, advances the versions, makes a new timer this pod's
-(``timers.held``), builds the answer, and gives the ``journal.Write`` (the rows, as columns)
-that makes it all durable in one round trip with the ``Sealed`` table that the live table
-becomes once it is written. Nothing runs inside the write: if it finds the table
-moved on (``Stale``), the change is planned again on the fresh table.
+(``timers.held``), adds the outbox rows the events owe players' streams (``player_events``) and,
+at a staked table, the lobby's ledger (``chips``), builds the answer, and gives the
+``journal.Write`` (the rows, as columns) that makes it all durable in one round trip with the
+``Sealed`` table that the live table becomes once it is written. Nothing runs inside the write:
+if it finds the table moved on (``Stale``), the change is planned again on the fresh table.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from okey.v1 import common_pb2
 
 from okey101.engine.hand import HandState
 from okey101.platform import convert
-from okey101.table import answers, player_events
+from okey101.table import answers, chips, player_events
 from okey101.table.answers import AnswerKey
 from okey101.table.journal import (
     EventColumns,
@@ -195,6 +196,8 @@ def seal(change: Change, *, pod: str, lease_us: int) -> Sealed:
         *change.outbox,
         *player_events.owed(record, (draft.event for draft in change.drafts), now),
     ]
+    if record.stake:  # only a staked table owes the ledger (an unstaked move pays nothing here)
+        outbox += chips.owed(before, record, (draft.event for draft in change.drafts), now)
 
     def sealed(answer: bytes | None, key: AnswerKey | None) -> Sealed:
         write = Write(

@@ -25,6 +25,27 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "({last_sequence}).",
         "tr": "{after_sequence} sıra numarası masanın son olayından ({last_sequence}) ileride.",
     },
+    # Staked tables (#36).
+    "STAKE_TOO_LARGE": {
+        "en": "A table's stake is at most {maximum} chips, not {stake}.",
+        "tr": "Bir masanın bahsi en fazla {maximum} çip olabilir, {stake} değil.",
+    },
+    "BAD_FEE_PERCENT": {
+        "en": "The table fee is at most {maximum} percent of the pot, not {fee_percent}.",
+        "tr": "Masa ücreti potun en fazla yüzde {maximum} kadarı olabilir, {fee_percent} değil.",
+    },
+    "FEE_WITHOUT_STAKE": {
+        "en": "A table fee needs a stake: a table that stakes no chips keeps no fee.",
+        "tr": "Masa ücreti için bahis gerekir: çip bahsi olmayan masa ücret almaz.",
+    },
+    "STAKED_TABLE_JOIN_THROUGH_LOBBY": {
+        "en": "Join staked tables through the lobby, which holds your stake.",
+        "tr": "Bahisli masalara, bahsini tutan lobi üzerinden katıl.",
+    },
+    "TABLE_NOT_STAKED": {
+        "en": "This table stakes no chips: sit without a stake hold.",
+        "tr": "Bu masada çip bahsi yok: bahis tutmadan otur.",
+    },
     # State conflicts.
     "SEAT_TAKEN": {
         "en": "Seat {seat} is taken.",

@@ -193,7 +193,8 @@ class HandEndColumns(TypedDict):
 
 class OutboxColumns(TypedDict):
     """A row of ``table_outbox``: a message owed to scoring, ``kind`` "hand" (RecordHand) or
-    "match" (RecordMatch), unique by ``key`` (a row owed already is not owed twice)."""
+    "match" (RecordMatch), or to the lobby, "player" (``player_events``) or "chips"
+    (``chips``), unique by ``key`` (a row owed already is not owed twice)."""
 
     table_id: str
     kind: str

@@ -17,8 +17,9 @@ microseconds since the epoch (``*_us``). Protobuf messages are stored as their b
 - ``table_hands``: each hand's fairness record (the server seed stays here, unpublished, until
   the hand ends), its deck, and once ended its result and final state.
 - ``table_moves``: every move of every hand, in order, with who made it: the hand record.
-- ``table_outbox``: finished hands and matches to deliver to scoring, written in the
-  transaction of the move that finished them, sent until acknowledged.
+- ``table_outbox``: finished hands and matches to deliver to scoring, players' events for their
+  streams and a staked table's chips records for the lobby, written in the transaction of the
+  change that caused them, sent until acknowledged.
 - ``table_liveness``: when a table pod was last alive, so time with no pod alive is not
   charged to players' turns.
 """
@@ -89,6 +90,10 @@ tables = Table(
     Column("timer_due_us", BigInteger, nullable=True),
     Column("timer_claimed_until_us", BigInteger, nullable=True),
     Column("timer_claimed_by", String(ID_LENGTH), nullable=False, server_default=""),
+    # Chips each seat stakes on the match (0: not a staked table) and the table fee in percent
+    # of the pot; set at creation (migration 0005). A seat's stake hold is in ``seats``.
+    Column("stake", BigInteger, nullable=False, server_default="0"),
+    Column("fee_percent", Integer, nullable=False, server_default="0"),
     Index("ix_table_tables_state_created", "state", "created_us"),
     Index("ix_table_tables_timer_due", "timer_due_us"),
     Index("ix_table_tables_tournament", "tournament_id"),
@@ -168,7 +173,8 @@ outbox = Table(
     metadata,
     Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
     Column("table_id", String(ID_LENGTH), nullable=False),
-    # "hand" (ScoringService.RecordHand) or "match" (RecordMatch).
+    # "hand" (ScoringService.RecordHand), "match" (RecordMatch), "player"
+    # (LobbyService.RecordPlayerEvents) or "chips" (RecordTableChips).
     Column("kind", String(8), nullable=False),
     Column("key", String(ID_LENGTH), nullable=False, unique=True),
     Column("payload", LargeBinary, nullable=False),

@@ -79,7 +79,7 @@ def _told(
                 line.seat,
                 line.player_id,
                 lobby_pb2.PlayerEvent(
-                    kind=lobby_pb2.PLAYER_EVENT_KIND_MATCH_ENDED, place=_place(result, line.seat)
+                    kind=lobby_pb2.PLAYER_EVENT_KIND_MATCH_ENDED, place=place(result, line.seat)
                 ),
             )
             for line in result.seats
@@ -106,8 +106,9 @@ _SEAT_KINDS: Final = {
 }
 
 
-def _place(result: common_pb2.MatchResult, seat: int) -> int:
-    """1 + the seats (with partners: the teams) whose total is lower than ``seat``'s."""
+def place(result: common_pb2.MatchResult, seat: int) -> int:
+    """``seat``'s final place: 1 + the seats (with partners: the teams) whose total is lower
+    than its own (a player's stream and the chips records, ``chips``, say the same)."""
     if result.team_totals:
         teams = list(result.team_totals)
         own = teams[seat % 2]
@@ -117,4 +118,4 @@ def _place(result: common_pb2.MatchResult, seat: int) -> int:
     return 1 + sum(1 for total in totals.values() if total < own)
 
 
-__all__ = ["KIND", "owed"]
+__all__ = ["KIND", "owed", "place"]

@@ -6,7 +6,9 @@
   step kept failing) is claimed by any pod (``TableStore.claim_due``; ``SKIP LOCKED`` on
   PostgreSQL) and run there. Every pod also marks the deployment alive; after an outage (no pod
   alive), the gap is added to every turn deadline.
-- **Outbox.** Finished hands and matches are sent to scoring until acknowledged, with back-off.
+- **Outbox.** Finished hands and matches are sent to scoring, players' events and a staked
+  table's chips records to the lobby (a loop for each; the lobby's in batches), until
+  acknowledged, with back-off.
 - **Watchdog.** Live tables, outbox backlog and stuck tables (timers overdue by more than
   ``stuck_seconds``) as gauges.
 - **Listener.** On PostgreSQL, ``LISTEN`` for other pods' writes (``platform.listener``).
@@ -39,7 +41,7 @@ from okey101.platform.peer_channels import PeerChannels
 from okey101.platform.revocation_follower import lobby_source
 from okey101.platform.server import ServerHandle, serve
 from okey101.platform.waiting import wait_set
-from okey101.table import metrics, player_events
+from okey101.table import chips, metrics, player_events
 from okey101.table.autoplay import Autoplay
 from okey101.table.core import Clock, TableCore
 from okey101.table.journal import NOTIFY_CHANNEL
@@ -59,8 +61,13 @@ _PLAYER_EVENTS_BATCH: Final = 100
 #: it claims them: a busy table process sends them in a few calls a second rather than one
 #: (and two transactions) a move, and a player learns of a turn a tenth of a second later.
 _PLAYER_EVENTS_LINGER_SECONDS: Final = 0.1
-#: The outbox rows owed to scoring (the players' streams' are ``player_events.KIND``).
+#: A staked table's chips records sent in one RecordTableChips call at most (its own limit).
+_CHIPS_BATCH: Final = 100
+#: The outbox rows owed to scoring (the players' streams' are ``player_events.KIND``, the
+#: lobby's ledger's ``chips.KIND``).
 _SCORING_KINDS: Final = ("hand", "match")
+#: The loops whose rows go to the lobby in one call per claim (``Workers._deliver_together``).
+_TO_THE_LOBBY: Final = frozenset({"players", "chips"})
 #: A claimed outbox row: (id, kind, key, payload, attempts before this one).
 OutboxRow = tuple[int, str, str, bytes, int]
 #: How long an outbox row claimed for sending waits before another try (scoring is idempotent:
@@ -92,13 +99,18 @@ class Workers:
             self.pod, self.core.now_us, self._run_held, poll_seconds=self.options.poll_seconds
         )
         self.core.on_timer = self.held.hold
-        #: Set when a write owes scoring (or players' streams) something: sent at once.
-        self._owed = {"scoring": asyncio.Event(), "players": asyncio.Event()}
+        #: Set when a write owes scoring (players' streams, the lobby's ledger) something: sent
+        #: at once.
+        self._owed = {
+            "scoring": asyncio.Event(),
+            "players": asyncio.Event(),
+            "chips": asyncio.Event(),
+        }
         self.core.on_outbox = self._owe
         #: Outbox rows this pod has claimed and is sending (given back if it stops).
         self._sending: set[int] = set()
-        #: The players' loop's failed calls in a row (its back-off).
-        self._player_failures = 0
+        #: The lobby's loops' (players', chips') failed calls in a row (their back-off).
+        self._lobby_failures = {"players": 0, "chips": 0}
 
     def start(self) -> None:
         self._running = True
@@ -126,6 +138,7 @@ class Workers:
                     linger=_PLAYER_EVENTS_LINGER_SECONDS,
                 ),
             ),
+            ("chips-outbox", lambda: self._outbox("chips", (chips.KIND,), _CHIPS_BATCH)),
             ("watchdog", self._watchdog),
         ):
             self._tasks.append(asyncio.create_task(_forever(name, loop), name=f"table-{name}"))
@@ -237,6 +250,8 @@ class Workers:
         """A write made outbox rows of ``kinds``: the loop that sends them looks at once."""
         if player_events.KIND in kinds:
             self._owed["players"].set()
+        if chips.KIND in kinds:
+            self._owed["chips"].set()
         if kinds & set(_SCORING_KINDS):
             self._owed["scoring"].set()
 
@@ -245,8 +260,10 @@ class Workers:
     ) -> None:
         """Send the outbox rows of ``kinds``, up to ``batch`` claimed at a time, ``linger``
         seconds after a write owed some (one loop for scoring's, one for the players'
-        streams: a lobby out of reach never holds a score back)."""
+        streams, one for the chips records: a lobby out of reach never holds a score back,
+        and a flood of players' events never holds a payout back)."""
         owed = self._owed[name]
+        together = name in _TO_THE_LOBBY
         while True:
             if linger:
                 await asyncio.sleep(linger)
@@ -254,16 +271,16 @@ class Workers:
             rows = await self.store.claim_outbox(
                 now_us, us(_OUTBOX_LEASE_SECONDS), batch, kinds=kinds
             )
-            if name == "players" and rows:
+            if together and rows:
                 self._sending.update(row[0] for row in rows)
                 try:
-                    pause = await self._deliver_player_events(rows)
+                    pause = await self._deliver_together(name, rows)
                 finally:
                     self._sending.difference_update(row[0] for row in rows)
                 if pause:
                     await asyncio.sleep(pause)
                     continue
-            for row_id, kind, key, payload, attempts in rows if name != "players" else ():
+            for row_id, kind, key, payload, attempts in rows if not together else ():
                 self._sending.add(row_id)
                 try:
                     await self._deliver(row_id, kind, key, payload, attempts)
@@ -273,30 +290,44 @@ class Workers:
                 owed.clear()
                 await wait_set(owed, self.options.poll_seconds)
 
-    async def _deliver_player_events(self, rows: Sequence[OutboxRow]) -> float:
-        """Players' events go to the lobby together, one RecordPlayerEvents call for what was
-        claimed (the lobby records each once by its key, so a retry may regroup them): the
-        seconds to wait before the next try (0 once sent). A lobby out of reach holds them all
-        where they are, due at once, and the loop backs off (0.5 s doubling to a minute), so
-        they reach the players in the order the tables wrote them. A call the lobby refuses
-        as a whole is sent again a row at a time: a bad row is kept for its fix
-        (``_deliver``) and never holds the others back."""
+    async def _deliver_together(self, name: str, rows: Sequence[OutboxRow]) -> float:
+        """Rows for the lobby (players' events, or a staked table's chips records) go to it
+        together, one RecordPlayerEvents or RecordTableChips call for what was claimed (the
+        lobby records each once by its key, so a retry may regroup them): the seconds to wait
+        before the next try (0 once sent). A lobby out of reach holds them all where they are,
+        due at once, and the loop backs off (0.5 s doubling to a minute), so they reach the
+        lobby in the order the tables wrote them. A call the lobby refuses as a whole is sent
+        again a row at a time: a bad row is kept for its fix (``_deliver``) and never holds
+        the others back."""
         metadata = self.autoplay.peers.metadata()
-        request = lobby_pb2.RecordPlayerEventsRequest(
-            request_id=uuid.uuid4().hex,
-            records=[lobby_pb2.PlayerEventRecord.FromString(row[3]) for row in rows],
-        )
         try:
-            await self._lobby.RecordPlayerEvents(request, metadata=metadata, timeout=10)
+            if name == "chips":
+                await self._lobby.RecordTableChips(
+                    lobby_pb2.RecordTableChipsRequest(
+                        request_id=uuid.uuid4().hex,
+                        records=[lobby_pb2.TableChipsRecord.FromString(row[3]) for row in rows],
+                    ),
+                    metadata=metadata,
+                    timeout=10,
+                )
+            else:
+                await self._lobby.RecordPlayerEvents(
+                    lobby_pb2.RecordPlayerEventsRequest(
+                        request_id=uuid.uuid4().hex,
+                        records=[lobby_pb2.PlayerEventRecord.FromString(row[3]) for row in rows],
+                    ),
+                    metadata=metadata,
+                    timeout=10,
+                )
         except grpc.aio.AioRpcError as error:
             if error.code() == grpc.StatusCode.INVALID_ARGUMENT and len(rows) > 1:
                 for row in rows:
                     await self._deliver(*row)
                 return 0.0
-            self._player_failures += 1
-            delay: float = min(60.0, 0.5 * 2.0 ** min(self._player_failures - 1, 8))
+            failures = self._lobby_failures[name] = self._lobby_failures[name] + 1
+            delay: float = min(60.0, 0.5 * 2.0 ** min(failures - 1, 8))
             level = _log.warning if error.code() == grpc.StatusCode.UNAVAILABLE else _log.error
-            level("outbox delivery failed", kind=player_events.KIND, rows=len(rows),
+            level("outbox delivery failed", kind=rows[0][1], rows=len(rows),
                   code=error.code().name)  # fmt: skip
             await self.store.outbox_failed_all(
                 [row[0] for row in rows],
@@ -304,7 +335,7 @@ class Workers:
                 f"{error.code().name}: {error.details()}",
             )
             return delay
-        self._player_failures = 0
+        self._lobby_failures[name] = 0
         await self.store.outbox_sent([row[0] for row in rows], self.core.now_us())
         return 0.0
 
@@ -322,6 +353,15 @@ class Workers:
                 await self._lobby.RecordPlayerEvents(
                     lobby_pb2.RecordPlayerEventsRequest(
                         request_id=uuid.uuid4().hex, records=[record]
+                    ),
+                    metadata=metadata,
+                    timeout=10,
+                )
+            elif kind == chips.KIND:
+                await self._lobby.RecordTableChips(
+                    lobby_pb2.RecordTableChipsRequest(
+                        request_id=uuid.uuid4().hex,
+                        records=[lobby_pb2.TableChipsRecord.FromString(payload)],
                     ),
                     metadata=metadata,
                     timeout=10,

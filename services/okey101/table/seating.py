@@ -3,7 +3,9 @@
 Each function takes the live table's parts and the request, checks what the table's state
 allows, and returns the ``Change`` (or raises the refusal). Seat changes are *presence*
 changes: they do not advance the state version a move is computed from. A change that fills a
-``start_when_full`` table commits the start's timer with it (``turns.start_timer``).
+``start_when_full`` table commits the start's timer with it (``turns.start_timer``). At a staked
+table a seat keeps the player's stake hold; what a seat freed or a table closed owes the
+lobby's ledger is derived from the change's events when it is sealed (``chips``).
 """
 
 from __future__ import annotations
@@ -53,11 +55,19 @@ def plan_sit(
     now_us: int,
     options: TableOptions,
     answer: Answer,
+    hold_key: str = "",
 ) -> tuple[Change, int]:
     """Sit ``player_id`` down (or back, if they hold a seat and were away or left), and the
     seat. Refused: a finished or closed table, an unknown seat, another seat than the one held,
-    a new seat once the match has started, a taken seat, a private table's wrong invite code."""
+    a new seat once the match has started, a taken seat, a private table's wrong invite code.
+
+    A new seat at a staked table is the lobby's to give, once it holds the player's stake
+    (``hold_key``, kept with the seat for ``chips``): a player's own Sit there is refused, and
+    so is a stake hold at a table that stakes nothing (the lobby would hold chips no record
+    ever releases). A player back at their own seat needs no hold: their stake is in already."""
     _refuse_if_over(record)
+    if hold_key and not record.stake:
+        raise Conflict("TABLE_NOT_STAKED")
     if requested is not None and requested >= SEATS:
         raise Invalid("BAD_SEAT", seat=requested)
     seats = list(record.seats)
@@ -77,6 +87,11 @@ def plan_sit(
     else:
         if record.state != common_pb2.TABLE_STATE_WAITING:
             raise Conflict("ALREADY_STARTED")
+        if record.stake:
+            if claims.kind != "service":
+                raise Conflict("STAKED_TABLE_JOIN_THROUGH_LOBBY")
+            if not hold_key:
+                raise Invalid("FIELD_REQUIRED", field="stake_hold_key")
         seat = free_seat(record, player_id, requested)
         target = seats[seat]
         reserved_for_player = target.reserved and target.player_id == player_id
@@ -89,7 +104,11 @@ def plan_sit(
         ):
             raise Missing("BAD_INVITE_CODE", invite_code=invite_code)
         seats[seat] = SeatRecord(
-            kind="player", player_id=player_id, display_name=display_name, deal_seed=seed
+            kind="player",
+            player_id=player_id,
+            display_name=display_name,
+            deal_seed=seed,
+            hold_key=hold_key,
         )
         change.drafts.append(
             events.presence(common_pb2.EVENT_KIND_SEAT_TAKEN, seat, seats[seat], record, state)

@@ -13,6 +13,8 @@ Who plays what:
 - Bot seats, and seats of players who are away (they left during the match, or missed
   ``missed_turns_before_away`` turns in a row), are played by the bot service, or by the
   engine's fallback when it cannot be reached (``autoplay``).
+- A staked table's free seats are the lobby's to give, with the stake it holds
+  (``SitRequest.stake_hold_key``); what moves chips is owed to its ledger (``chips``).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from okey101.platform.waiting import wait_set
 from okey101.table import answers, metrics
 from okey101.table.answers import AnswerKey
 from okey101.table.autoplay import SOURCE_LABELS, Autoplay
+from okey101.table.chips import check_stake
 from okey101.table.core import TableCore
 from okey101.table.dealing import bot_level, plan_start
 from okey101.table.errors import (
@@ -260,6 +263,7 @@ class TableServicer:
             check_id(request.host_player_id, "host_player_id")
         if request.tournament_id:
             check_id(request.tournament_id, "tournament_id")
+        check_stake(request.stake, request.fee_percent)
         now = self.now_us()
         table_id = f"t-{uuid.uuid4().hex}"
         record = TableRecord.new(
@@ -279,6 +283,8 @@ class TableServicer:
             tournament_id=request.tournament_id,
             tournament_round=request.tournament_round,
             start_when_full=request.start_when_full,
+            stake=request.stake,
+            fee_percent=request.fee_percent,
         )
         response = table_pb2.CreateTableResponse(table=table_message(record, None))
         starts = record.due_to_start
@@ -357,6 +363,7 @@ class TableServicer:
         display_name = shown_name(request.display_name, "display_name") or player_id[:64]
         seed = parse_seed(request.deal_seed, field="deal_seed").hex() if request.deal_seed else ""
         requested = request.seat if request.HasField("seat") else None
+        hold_key = check_id(request.stake_hold_key, "stake_hold_key", required=False)
         now = self.now_us()
         options = self.options
 
@@ -365,6 +372,7 @@ class TableServicer:
                 live.record, live.state, live.deal, claims=claims, player_id=player_id,
                 display_name=display_name, seed=seed, requested=requested,
                 invite_code=request.invite_code, now_us=now, options=options, answer=key,
+                hold_key=hold_key,
             )  # fmt: skip
             return change
 

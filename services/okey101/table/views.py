@@ -26,7 +26,7 @@ from okey101.table.records import DealInfo, TableRecord
 
 def table_message(record: TableRecord, claims: Claims | None) -> common_pb2.Table:
     """The table as ``claims`` may see it: the invite code only for its host, its players and
-    services."""
+    services; a staked table's stake, fee and pot (``TableRecord.pot``)."""
     show_code = (
         claims is None
         or claims.kind == "service"
@@ -50,6 +50,10 @@ def table_message(record: TableRecord, claims: Claims | None) -> common_pb2.Tabl
         tournament_round=record.tournament_round,
     )
     message.create_time.FromMicroseconds(record.created_us)
+    if record.stake:
+        message.stake = record.stake
+        message.fee_percent = record.fee_percent
+        message.pot = record.pot
     if record.match_result is not None:
         message.match_result.ParseFromString(record.match_result)
     return message

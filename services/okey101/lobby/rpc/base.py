@@ -18,6 +18,7 @@ from okey.v1 import lobby_pb2
 from prometheus_client import Counter
 
 from okey101.engine.errors import OkeyError
+from okey101.lobby.chips.settings import ChipSettings
 from okey101.lobby.credentials import Passwords
 from okey101.lobby.errors import Denied, Limited, Missing, NotReady, status_of
 from okey101.lobby.matchmaker import Matchmaker
@@ -63,6 +64,8 @@ class Options:
     limits: Limits = field(default_factory=Limits)
     #: Whose ``x-forwarded-for`` is believed when a limit asks for the client's address.
     trusted_proxies: TrustedProxies = field(default_factory=TrustedProxies.from_env)
+    #: The operator's chip settings (grants, stake levels, the table fee; docs/chips.md).
+    chips: ChipSettings = field(default_factory=ChipSettings)
 
 
 class LobbyCalls:
@@ -102,7 +105,7 @@ class LobbyCalls:
         self.scoring = ScoringClient(peers)
         self.options = options
         self.passwords = passwords or Passwords()
-        self.matchmaker = Matchmaker(self.repository, self.tables)
+        self.matchmaker = Matchmaker(self.repository, self.tables, chips=options.chips)
         #: The push platforms this lobby sends through (``lobby.push.providers``).
         self.push = push or PushProviders()
 

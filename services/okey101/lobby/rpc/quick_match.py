@@ -4,10 +4,14 @@ is ``lobby.stores.quick_match``, the matching ``lobby.matchmaker``; docs/lobby.m
 from __future__ import annotations
 
 from okey.v1 import lobby_pb2
+from sqlalchemy.ext.asyncio import AsyncConnection
 
+from okey101.lobby.chips import stakes
 from okey101.lobby.messages import join_quick_match_answer, preset_name, ticket_message
+from okey101.lobby.records import now_us
 from okey101.lobby.rpc import checks
 from okey101.lobby.rpc.base import LobbyCalls
+from okey101.lobby.staked_seats import check_covers
 from okey101.lobby.stores import answers
 from okey101.platform.auth import require_claims
 from okey101.platform.handlers import Context
@@ -23,13 +27,24 @@ class QuickMatchCalls(LobbyCalls):
         async def work() -> lobby_pb2.JoinQuickMatchResponse:
             check_request_id(request.request_id)
             checks.enum_value(request.preset, checks.PRESET_VALUES, "preset")
+            stakes.check_stake(self.options.chips.stakes, request.stake)
             player = await self._caller()
+            if request.stake:
+                # Refused now, with the balance; the stake itself is held when the table is
+                # made (``matchmaker``).
+                chips = self.options.chips
+
+                async def covered(session: AsyncConnection) -> None:
+                    await check_covers(session, chips, player.player_id, request.stake, now_us())
+
+                await self.database.transaction(covered)
             limit = self.options.limits.quick_match
             subject = f"player:{player.player_id}"
             async with self._counted("quick_match", subject, limit, request.request_id):
                 answer = await self.repository.queue.join(
                     player,
                     preset_name(request.preset),
+                    request.stake,
                     self.options.quick_match_wait_seconds,
                     answers.once(
                         "JoinQuickMatch", subject, request, lobby_pb2.JoinQuickMatchResponse

@@ -8,11 +8,13 @@ from typing import Final
 from okey.v1 import common_pb2, lobby_pb2, table_pb2
 
 from okey101.lobby import bracket
+from okey101.lobby.chips import stakes
 from okey101.lobby.errors import Invalid, Missing
 from okey101.lobby.hosting_finisher import host_table_calls
 from okey101.lobby.peer_clients import derived_request_id
 from okey101.lobby.rpc import checks
 from okey101.lobby.rpc.base import LobbyCalls
+from okey101.lobby.staked_seats import hold_key_of, sit_staked
 from okey101.lobby.stores import answers
 from okey101.platform import paging
 from okey101.platform.handlers import Context
@@ -21,6 +23,14 @@ from okey101.platform.names import TITLE_MAX
 
 #: BrowseTables' page size (default, maximum) from lobby.proto.
 TABLES_PAGE: Final = (50, 200)
+
+
+def _takes_a_free_seat(table: common_pb2.Table, player_id: str) -> bool:
+    """Whether sitting ``player_id`` at ``table`` takes a free seat before the start (a seat
+    that needs a stake), rather than their own seat again."""
+    return table.state == common_pb2.TABLE_STATE_WAITING and not any(
+        seat.player_id == player_id for seat in table.seats
+    )
 
 
 class TableCalls(LobbyCalls):
@@ -89,6 +99,7 @@ class TableCalls(LobbyCalls):
                     raise Invalid("DUPLICATE_SEAT", seat=bot.seat)
                 taken.add(bot.seat)
                 checks.enum_value(bot.level, checks.BOT_LEVELS, "bots.level")
+            stakes.check_stake(self.options.chips.stakes, request.stake)
             subject = f"player:{player.player_id}"
             call = answers.once("HostTable", subject, request, lobby_pb2.HostTableResponse)
             stored = await answers.peek(self.database, call)
@@ -116,6 +127,8 @@ class TableCalls(LobbyCalls):
                 host_player_id=player.player_id,
                 start_when_full=request.start_when_full,
                 locale=request.locale,
+                stake=request.stake,
+                fee_percent=self.options.chips.fee_percent if request.stake else 0,
             )
             sit = table_pb2.SitRequest(
                 request_id=derived_request_id("host-sit", *key),
@@ -142,7 +155,9 @@ class TableCalls(LobbyCalls):
                 await hostings.begin(
                     create.request_id, create.SerializeToString(), sit.SerializeToString()
                 )
-                created, sat = await host_table_calls(self.repository, self.tables, create, sit)
+                created, sat = await host_table_calls(
+                    self.repository, self.tables, create, sit, self.options.chips
+                )
             table = sat.table
             table.invite_code = created.invite_code
             answer = lobby_pb2.HostTableResponse(table=table, seat=sat.seat)
@@ -166,6 +181,7 @@ class TableCalls(LobbyCalls):
                 if found is None:
                     raise Missing("BAD_INVITE_CODE", invite_code=request.invite_code)
                 table_id = found
+                table = await self.tables.get(table_id, request.locale)
             elif target == "table_id":
                 table_id = checks.identifier(request.table_id, "table_id")
                 table = await self.tables.get(table_id, request.locale)
@@ -187,10 +203,32 @@ class TableCalls(LobbyCalls):
             )
             if request.HasField("seat"):
                 sit.seat = request.seat
-            sat = await self.tables.sit(sit)
+            if table.stake and (
+                _takes_a_free_seat(table, player.player_id)
+                or await self._staked_before(hold_key_of(sit.request_id))
+            ):
+                sat = await sit_staked(
+                    self.repository,
+                    self.tables,
+                    sit,
+                    stake=table.stake,
+                    fee_percent=table.fee_percent,
+                    starting_grant=self.options.chips.starting_grant,
+                )
+            else:
+                sat = await self.tables.sit(sit)
             return lobby_pb2.JoinTableResponse(table=sat.table, seat=sat.seat)
 
         return await self._answer(request, context, work)
+
+    async def _staked_before(self, hold_key: str) -> bool:
+        """Whether this JoinTable held its stake already: it is a retry (its answer lost, say
+        to a lobby pod killed once the table had seated the player), which must send the table
+        the same staked SitRequest again, hold key and all. Sent without it, the table would
+        find the seat theirs but the request id bound to another request (REQUEST_ID_REUSED);
+        ``sit_staked`` holds nothing twice and the table answers as it first did."""
+        async with self.database.read() as session:
+            return await stakes.hold_of(session, hold_key) is not None
 
     async def LeaveTable(  # noqa: N802 (the generated servicer's names)
         self, request: lobby_pb2.LeaveTableRequest, context: Context

@@ -10,6 +10,7 @@ from typing import Final
 from okey.v1 import lobby_pb2
 
 from okey101.lobby import bracket
+from okey101.lobby.chips import prizes, tournament_chips
 from okey101.lobby.errors import Invalid, NotReady
 from okey101.lobby.messages import (
     TOURNAMENT_STATES,
@@ -33,6 +34,8 @@ TOURNAMENTS_PAGE: Final = (50, 200)
 STANDINGS_PAGE: Final = (100, 500)
 #: The fewest registered players a tournament starts with.
 MIN_TOURNAMENT_PLAYERS: Final = 2
+#: The largest entry fee (chips are int64 in the ledger: far below its limit).
+MAX_ENTRY_FEE: Final = 10**12
 
 
 class TournamentCalls(LobbyCalls):
@@ -41,7 +44,9 @@ class TournamentCalls(LobbyCalls):
     async def _tournament_message(self, tournament_id: str) -> lobby_pb2.Tournament:
         row = await self.repository.tournaments.get(tournament_id)
         tables = await self.repository.tournaments.round_tables(tournament_id)
-        return tournament_message(row, tables)
+        async with self.database.read() as session:
+            pool = await tournament_chips.prize_pool(session, tournament_id)
+        return tournament_message(row, tables, pool)
 
     async def CreateTournament(  # noqa: N802 (the generated servicer's names)
         self, request: lobby_pb2.CreateTournamentRequest, context: Context
@@ -59,6 +64,9 @@ class TournamentCalls(LobbyCalls):
             if request.rounds > 32:
                 raise Invalid("BAD_FIELD", field="rounds", value=str(request.rounds))
             checks.enum_value(request.bot_level, checks.BOT_LEVELS, "bot_level")
+            if request.entry_fee > MAX_ENTRY_FEE:
+                raise Invalid("BAD_FIELD", field="entry_fee", value=str(request.entry_fee))
+            prize_table = prizes.prizes_from_request(request.prizes, request.max_players)
             claims = require_claims()
             plan = NewTournament(
                 name=name,
@@ -69,6 +77,8 @@ class TournamentCalls(LobbyCalls):
                 planned_rounds=request.rounds,
                 bot_level=int(request.bot_level),
                 creator_player_id=claims.subject if claims.kind == "player" else "",
+                entry_fee=request.entry_fee,
+                prizes=prizes.prizes_to_json(prize_table),
             )
             call = answers.once(
                 "CreateTournament",
@@ -99,7 +109,9 @@ class TournamentCalls(LobbyCalls):
             )
 
             async def register() -> lobby_pb2.RegisterForTournamentResponse:
-                await self.repository.tournaments.register(tournament_id, player)
+                await self.repository.tournaments.register(
+                    tournament_id, player, starting_grant=self.options.chips.starting_grant
+                )
                 tournament = await self._tournament_message(tournament_id)
                 return lobby_pb2.RegisterForTournamentResponse(tournament=tournament)
 
@@ -197,7 +209,11 @@ class TournamentCalls(LobbyCalls):
             answer = lobby_pb2.ListTournamentsResponse()
             for row in rows:
                 tables = await store.round_tables(row.tournament_id)
-                answer.tournaments.append(tournament_message(row, tables))
+                pool = 0
+                if row.entry_fee:
+                    async with self.database.read() as session:
+                        pool = await tournament_chips.prize_pool(session, row.tournament_id)
+                answer.tournaments.append(tournament_message(row, tables, pool))
             if next_key is not None:
                 answer.next_page_token = paging.encode_token(list(next_key), bound)
             return answer

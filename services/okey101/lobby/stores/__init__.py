@@ -6,6 +6,7 @@ database (SQLite in local mode, PostgreSQL in a cluster; the tables are ``lobby.
 - ``limits`` (``rate_limits``): rate-limit counts;
 - ``directory``: the tables the lobby made;
 - ``hostings``: HostTable calls not yet done;
+- ``staked_seats``: sits at staked tables whose stake is held, not yet answered;
 - ``queue`` (``quick_match``): quick-match tickets;
 - ``tournaments``: tournaments, their players and tables, and the drivers' leases;
 - ``player_events``: each player's own events (WatchPlayer), numbered per player;
@@ -51,6 +52,7 @@ from okey101.lobby.stores.player_events import KEPT_US as EVENTS_KEPT_US
 from okey101.lobby.stores.player_events import PlayerEvents
 from okey101.lobby.stores.quick_match import QuickMatchQueue
 from okey101.lobby.stores.rate_limits import RateCounter
+from okey101.lobby.stores.staked_seats import StakedSeats
 from okey101.lobby.stores.tournaments import Tournaments
 from okey101.platform.database import Database
 
@@ -72,6 +74,7 @@ class LobbyRepository:
         self.limits = RateCounter(database)
         self.directory = Directory(database)
         self.hostings = Hostings(database)
+        self.staked_seats = StakedSeats(database)
         self.queue = QuickMatchQueue(database)
         self.player_events = PlayerEvents(database)
         self.push_devices = PushDevices(database)

@@ -1,5 +1,5 @@
-"""Quick-match tickets (``lobby_queue``): a player's place in a preset's queue until a matcher
-seats them (``lobby.matchmaker``).
+"""Quick-match tickets (``lobby_queue``): a player's place in a queue (a preset and a stake) until
+a matcher seats them (``lobby.matchmaker``).
 
 A partial unique index keeps a player in one queue at a time: joining again returns the ticket
 held, and two joins racing are answered with the one ticket. Matchers claim the oldest waiting
@@ -46,7 +46,7 @@ def _ticket(row: Any) -> Ticket:
 
 
 class QuickMatchQueue:
-    """The quick-match queues, one per preset (module docstring)."""
+    """The quick-match queues, one per preset and stake (module docstring)."""
 
     def __init__(self, database: Database) -> None:
         self.database = database
@@ -55,11 +55,13 @@ class QuickMatchQueue:
         self,
         player: PlayerRow,
         preset: str,
+        stake: int,
         wait_seconds: float,
         call: Once[CallKey, _M],
         respond: Callable[[TicketStatus], _M],
     ) -> _M:
-        """The player's waiting ticket (a new one in ``preset``'s queue if none is held)."""
+        """The player's waiting ticket (a new one in the queue of ``preset`` and ``stake`` if
+        none is held)."""
 
         async def work(session: AsyncConnection) -> _M:
             stored = await ANSWERS.claim(session, call)
@@ -86,9 +88,10 @@ class QuickMatchQueue:
                     bots_fill_us=now + int(wait_seconds * US),
                     table_id=None,
                     seat=None,
+                    stake=stake,
                 )
                 await session.execute(queue.insert().values(**ticket.__dict__, updated_us=now))
-            waiting = await self._waiting(session, ticket.preset)
+            waiting = await self._waiting(session, ticket)
             answer = respond(TicketStatus(ticket, waiting))
             await ANSWERS.remember(session, call, answer)
             return answer
@@ -99,13 +102,18 @@ class QuickMatchQueue:
             # The same player joined twice at once: the other call made the ticket.
             return await self.database.transaction(work)
 
-    async def _waiting(self, session: AsyncConnection, preset: str) -> int:
+    async def _waiting(self, session: AsyncConnection, ticket: Ticket) -> int:
+        """How many tickets wait in ``ticket``'s queue."""
         return int(
             (
                 await session.execute(
                     select(func.count())
                     .select_from(queue)
-                    .where(queue.c.preset == preset, queue.c.state == WAITING)
+                    .where(
+                        queue.c.preset == ticket.preset,
+                        queue.c.stake == ticket.stake,
+                        queue.c.state == WAITING,
+                    )
                 )
             ).scalar_one()
         )
@@ -129,7 +137,7 @@ class QuickMatchQueue:
         """The player's ticket ``ticket_id``."""
         async with self.database.read() as session:
             ticket = await self._own_ticket(session, ticket_id, player_id)
-            waiting = await self._waiting(session, ticket.preset)
+            waiting = await self._waiting(session, ticket)
         return TicketStatus(ticket, waiting)
 
     async def waiting_ticket(self, player_id: str) -> TicketStatus | None:
@@ -143,7 +151,7 @@ class QuickMatchQueue:
             if row is None:
                 return None
             ticket = _ticket(row)
-            return TicketStatus(ticket, await self._waiting(session, ticket.preset))
+            return TicketStatus(ticket, await self._waiting(session, ticket))
 
     async def leave(self, ticket_id: str, player_id: str) -> TicketStatus:
         """Cancel a waiting ticket (a matched one stays matched)."""
@@ -157,7 +165,7 @@ class QuickMatchQueue:
                     .values(state=CANCELLED, updated_us=now_us())
                 )
                 ticket = dataclasses.replace(ticket, state=CANCELLED)
-            return TicketStatus(ticket, await self._waiting(session, ticket.preset))
+            return TicketStatus(ticket, await self._waiting(session, ticket))
 
         return await self.database.transaction(work)
 
@@ -171,32 +179,45 @@ class QuickMatchQueue:
             )
             return {str(ticket): (str(state), table) for ticket, state, table in found}
 
-    async def ready_presets(self) -> list[str]:
-        """Presets whose queue has a group ready: four waiting, or one past its bots-fill time."""
+    async def ready_queues(self) -> list[tuple[str, int]]:
+        """The queues (preset, stake) with a group ready: four waiting, or one past its
+        bots-fill time."""
         now = now_us()
         async with self.database.read() as session:
             found = await session.execute(
-                select(queue.c.preset, func.count(), func.min(queue.c.bots_fill_us))
+                select(queue.c.preset, queue.c.stake, func.count(), func.min(queue.c.bots_fill_us))
                 .where(queue.c.state == WAITING)
-                .group_by(queue.c.preset)
+                .group_by(queue.c.preset, queue.c.stake)
             )
             return [
-                str(preset)
-                for preset, count, fill in found
+                (str(preset), int(stake))
+                for preset, stake, count, fill in found
                 if count >= bracket.SEATS or fill <= now
             ]
 
-    async def claim_group(self, session: AsyncConnection, preset: str) -> list[Ticket]:
-        """The oldest waiting tickets of ``preset`` (four at most), locked for this
-        transaction; tickets another pod holds are skipped (``FOR UPDATE SKIP LOCKED``)."""
+    async def claim_group(
+        self, session: AsyncConnection, preset: str, stake: int = 0
+    ) -> list[Ticket]:
+        """The oldest waiting tickets of the queue of ``preset`` and ``stake`` (four at
+        most), locked for this transaction; tickets another pod holds are skipped (``FOR UPDATE
+        SKIP LOCKED``)."""
         found = await session.execute(
             select(queue)
-            .where(queue.c.preset == preset, queue.c.state == WAITING)
+            .where(queue.c.preset == preset, queue.c.stake == stake, queue.c.state == WAITING)
             .order_by(queue.c.enqueue_us, queue.c.ticket_id)
             .limit(bracket.SEATS)
             .with_for_update(skip_locked=True)
         )
         return [_ticket(row) for row in found]
+
+    @staticmethod
+    async def cancel(session: AsyncConnection, ticket_ids: Sequence[str]) -> None:
+        """Cancel waiting tickets (their players cannot cover their queue's stake)."""
+        await session.execute(
+            update(queue)
+            .where(queue.c.ticket_id.in_(ticket_ids), queue.c.state == WAITING)
+            .values(state=CANCELLED, updated_us=now_us())
+        )
 
     async def mark_matched(
         self, session: AsyncConnection, seated: Sequence[tuple[Ticket, int]], table_id: str

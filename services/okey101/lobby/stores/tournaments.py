@@ -23,6 +23,7 @@ from sqlalchemy import and_, case, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from okey101.lobby import bracket
+from okey101.lobby.chips import tournament_chips
 from okey101.lobby.credentials import new_id
 from okey101.lobby.errors import Conflict, Denied, Missing
 from okey101.lobby.models import (
@@ -68,6 +69,9 @@ class NewTournament:
     bot_level: int
     #: The player who created it ("" for a service).
     creator_player_id: str
+    #: Chips an entrant pays (0: free), and the prize table (``chips.prizes``, JSON).
+    entry_fee: int = 0
+    prizes: str = "[]"
 
 
 def _tournament(row: Any) -> TournamentRow:
@@ -141,8 +145,13 @@ class Tournaments:
             raise Missing("TOURNAMENT_NOT_FOUND", tournament_id=tournament_id)
         return _tournament(row)
 
-    async def register(self, tournament_id: str, player: PlayerRow) -> None:
-        """Register ``player`` (again: nothing changes)."""
+    async def register(
+        self, tournament_id: str, player: PlayerRow, *, starting_grant: int = 0
+    ) -> None:
+        """Register ``player`` (again: nothing changes), who pays the entry fee into the
+        prize pool in the same transaction (INSUFFICIENT_CHIPS: not registered).
+        ``starting_grant``: credited first if this is the player's first touch of their
+        wallet."""
 
         async def work(session: AsyncConnection) -> None:
             tournament = await self._tournament_for_update(session, tournament_id)
@@ -167,6 +176,15 @@ class Tournaments:
                     "TOURNAMENT_FULL",
                     tournament_id=tournament_id,
                     max_players=tournament.max_players,
+                )
+            if tournament.entry_fee:
+                await tournament_chips.pay_entry(
+                    session,
+                    tournament_id=tournament_id,
+                    player_id=player.player_id,
+                    fee=tournament.entry_fee,
+                    starting_grant=starting_grant,
+                    now_us=now_us(),
                 )
             await session.execute(
                 tournament_players.insert().values(
@@ -254,8 +272,8 @@ class Tournaments:
     async def cancel(self, tournament_id: str, caller: str | None) -> TournamentRow:
         """Cancel a registering or running tournament (a cancelled one: nothing changes); its
         lease goes with it, so a driver mid-step changes nothing more (``LeaseLost``). Its
-        players' rows stay as they are: the standings are kept. ``caller``: the player
-        cancelling it (None: a service)."""
+        players' rows stay as they are: the standings are kept; their entry fees are refunded
+        in the same transaction. ``caller``: the player cancelling it (None: a service)."""
 
         async def work(session: AsyncConnection) -> TournamentRow:
             tournament: TournamentRow = await self._tournament_for_update(session, tournament_id)
@@ -270,6 +288,18 @@ class Tournaments:
                 .where(tournaments.c.tournament_id == tournament_id)
                 .values(state=CANCELLED, finished_us=now_us())
             )
+            if tournament.entry_fee:
+                entrants = await session.scalars(
+                    select(tournament_players.c.player_id).where(
+                        tournament_players.c.tournament_id == tournament_id
+                    )
+                )
+                await tournament_chips.refund_entries(
+                    session,
+                    tournament_id=tournament_id,
+                    player_ids=sorted(entrants.all()),
+                    now_us=now_us(),
+                )
             await session.execute(
                 delete(tournament_leases).where(tournament_leases.c.tournament_id == tournament_id)
             )
@@ -647,6 +677,14 @@ class Tournaments:
                     winner_player_id=ranked[0][1].player_id if ranked else "",
                     finished_us=now_us(),
                 )
+            )
+            # Paid once: with the ranking, in its transaction, under the tournament's key.
+            await tournament_chips.pay_prizes(
+                session,
+                tournament_id=tournament_id,
+                prize_table=tournament.prizes,
+                ranking=[(rank, entry.player_id) for rank, entry in ranked],
+                now_us=now_us(),
             )
             await session.execute(
                 delete(tournament_leases).where(tournament_leases.c.tournament_id == tournament_id)
