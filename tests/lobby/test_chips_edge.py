@@ -111,3 +111,16 @@ def test_a_guests_wallet_through_the_edge(tmp_path: Path) -> None:
                 assert status == 404, (method, status)
         status, wallet = _call(port, "GetWallet", {}, token)
         assert wallet["balance"] == "1600"
+
+        # Stakes a browser may send that are no stake: refused, nothing held or written.
+        for stake in (-5, 1.5, "12.5", "18446744073709551616", "77", "abc"):
+            for method, message in (
+                ("HostTable", {"requestId": uuid.uuid4().hex, "stake": stake}),
+                ("JoinQuickMatch", {"requestId": uuid.uuid4().hex, "stake": stake}),
+            ):
+                status, refused = _call(port, method, message, token)
+                assert (status, refused["code"]) == (400, "invalid_argument"), (stake, refused)
+        status, after = _call(port, "GetWallet", {}, token)
+        assert (after["balance"], after.get("held")) == ("1600", None)
+        status, page = _call(port, "ListWalletEntries", {}, token)
+        assert len(page["entries"]) == 2
