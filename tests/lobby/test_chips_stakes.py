@@ -168,10 +168,18 @@ def test_a_staked_table_holds_each_stake_pays_the_winner_and_refunds_a_seat_left
             )
             assert "50" in short.message
             # Friend sits for good; the host starts with bots in the empty seat.
-            await client.stub.JoinTable(
+            seated = await client.stub.JoinTable(
                 lobby_pb2.JoinTableRequest(request_id="j3", table_id=table.table_id, seat=1),
                 metadata=friend_auth,
             )
+            # A retry (its answer lost) is the same staked sit again: the same seat, nothing
+            # held twice.
+            again = await client.stub.JoinTable(
+                lobby_pb2.JoinTableRequest(request_id="j3", table_id=table.table_id, seat=1),
+                metadata=friend_auth,
+            )
+            assert (again.seat, again.table.pot) == (seated.seat, seated.table.pot) == (1, 200)
+            assert (await wallet(client, friend.tokens.access_token)).balance == 900
             started = await peers.tables.Start(
                 table_pb2.StartRequest(
                     request_id="s1", table_id=table.table_id, fill_with_bots=True
