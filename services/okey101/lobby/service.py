@@ -284,7 +284,7 @@ async def open_lobby(
         listener = PostgresListener(
             make_url(database.url).set(drivername="postgresql").render_as_string(False),
             NOTIFY_CHANNEL,
-            lambda player_id: wakes.wake((player_id,)),
+            wakes.notified,
             wakes.wake_all,
             server_settings={"application_name": "okey101-lobby-listener"},
         )

@@ -90,7 +90,9 @@ class PlayerStreamCalls(LobbyCalls):
                     )
             while True:
                 wake = wakes.next_wake(player_id)
-                found = await events.after(player_id, after, limit=PAGE)
+                found = wakes.recent(player_id, after)
+                if found is None:
+                    found = await events.after(player_id, after, limit=PAGE)
                 for event in found:
                     yield lobby_pb2.WatchPlayerResponse(event=event)
                     after = event.sequence
@@ -121,17 +123,21 @@ class PlayerStreamCalls(LobbyCalls):
                     )
             events = self.repository.player_events
 
-            async def record_all(session: AsyncConnection) -> list[str]:
+            async def record_all(
+                session: AsyncConnection,
+            ) -> list[tuple[str, lobby_pb2.PlayerEvent]]:
                 told = []
                 for record in request.records:
                     event = lobby_pb2.PlayerEvent()
                     event.CopyFrom(record.event)
                     event.ClearField("sequence")
                     told.append((record.player_id, event, record.key))
-                return await events.append_many(session, told)
+                await events.append_many(session, told)
+                # Numbered: those not recorded before (a repeat keeps no sequence).
+                return [(player, event) for player, event, _key in told if event.sequence]
 
             async def recorded() -> lobby_pb2.RecordPlayerEventsResponse:
-                events.wakes.wake(await self.database.transaction(record_all))
+                events.wakes.committed(await self.database.transaction(record_all))
                 return lobby_pb2.RecordPlayerEventsResponse()
 
             # Idempotent on the records' keys; the request id is bound to its request all the

@@ -8,7 +8,10 @@ are numbered per player, 1, 2, ... with no gaps: the number comes from the playe
 themselves, so a number is never given twice. On PostgreSQL the transaction also sends ``NOTIFY
 okey101_player_events`` with the player id, delivered at commit to every lobby pod
 (``platform.listener``); on SQLite (one process) the writer wakes its streams itself once it has
-committed (``PlayerWakes``). Events are kept ``KEPT_US`` (24 hours). The kinds that go out as
+committed (``PlayerWakes``). A writer on this pod also hands the events it committed to its
+streams (``PlayerWakes.committed``), which then send them without reading them back; the
+notification names the player's last sequence, so this pod's own notifications wake nothing
+again. Events are kept ``KEPT_US`` (24 hours). The kinds that go out as
 push notifications (``push.outbox.PUSHED_KINDS``) also owe one to each of the player's devices,
 enqueued in the same transaction (``PushOutbox.enqueue``).
 """
@@ -37,6 +40,8 @@ KEPT_US: Final = 24 * 3600 * US
 #: notification waking a hundred streams queues their reads here rather than opening and
 #: closing the pool's overflow connections for them.
 READS_AT_ONCE: Final = 8
+#: A watched player's events kept in memory for their streams here (``PlayerWakes.recent``).
+RECENT_KEPT: Final = 32
 
 
 class PlayerEvents:
@@ -162,7 +167,9 @@ class PlayerEvents:
                 if player_id in with_devices:
                     await PushOutbox.enqueue(session, player_id, event)
         if self.database.dialect == "postgresql":  # one round trip for every player told
-            await session.execute(select(*(func.pg_notify(NOTIFY_CHANNEL, p) for p in players)))
+            await session.execute(
+                select(*(func.pg_notify(NOTIFY_CHANNEL, f"{p}:{last[p]}") for p in players))
+            )
         return players
 
     async def after(
@@ -223,11 +230,17 @@ class PlayerEvents:
 
 class PlayerWakes:
     """This process's open WatchPlayer streams, woken when their player has a new event: by the
-    writer once it has committed, or by a notification from another pod (or this one)."""
+    writer once it has committed, or by a notification from another pod (or this one).
+
+    A writer here that hands over what it committed (``committed``) lets the streams send it
+    from memory (``recent``): the last ``RECENT_KEPT`` events of each watched player, kept only
+    while they run on from one sequence to the next. Anything else (an event another pod
+    wrote, a gap, a stream further behind) is read from the database, as before."""
 
     def __init__(self) -> None:
         self._events: dict[str, asyncio.Event] = {}
         self._watching: dict[str, int] = {}
+        self._recent: dict[str, collections.deque[lobby_pb2.PlayerEvent]] = {}
 
     def open(self, player_id: str) -> None:
         """A stream of ``player_id`` opened here (``done`` when it ends)."""
@@ -245,6 +258,40 @@ class PlayerWakes:
         else:
             self._watching.pop(player_id, None)
             self._events.pop(player_id, None)
+            self._recent.pop(player_id, None)
+
+    def committed(self, told: Iterable[tuple[str, lobby_pb2.PlayerEvent]]) -> None:
+        """A writer here has committed these (player, numbered event), in each player's
+        order: keep them for the player's streams here, and wake those."""
+        players = []
+        for player_id, event in told:
+            players.append(player_id)
+            if player_id not in self._watching:
+                continue
+            recent = self._recent.get(player_id)
+            if recent is None:
+                recent = self._recent[player_id] = collections.deque(maxlen=RECENT_KEPT)
+            elif recent and recent[-1].sequence + 1 != event.sequence:
+                recent.clear()  # not the next one (writers committed out of turn): start over
+            recent.append(event)
+        self.wake(players)
+
+    def recent(self, player_id: str, after: int) -> list[lobby_pb2.PlayerEvent] | None:
+        """``player_id``'s events after ``after`` from memory, if memory holds every one of
+        them up to the last committed here; None when the stream must read the database."""
+        recent = self._recent.get(player_id)
+        if not recent or recent[0].sequence > after + 1 or recent[-1].sequence <= after:
+            return None
+        return [event for event in recent if event.sequence > after]
+
+    def notified(self, payload: str) -> None:
+        """A notification (``player`` or ``player:last sequence``): wake the player's streams
+        here unless this process committed that event itself (and woke them then)."""
+        player_id, _colon, sequence = payload.partition(":")
+        recent = self._recent.get(player_id)
+        if sequence.isdigit() and recent and recent[-1].sequence >= int(sequence):
+            return
+        self.wake((player_id,))
 
     def wake(self, player_ids: Iterable[str]) -> None:
         """``player_ids`` have new events: their streams here read them."""
