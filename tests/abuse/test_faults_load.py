@@ -101,6 +101,7 @@ def test_bench_tournament_runs_a_tournament_to_its_winner() -> None:
     assert figures["errors"] == 0, figures["error_samples"]
     assert figures["lost_hands"] == 0 and figures["unrecorded_matches"] == 0
     assert figures["unstanded_players"] == 0 and figures["sequence_gaps"] == 0
+    assert figures["rankings_agree"]  # lobby and scoring serve one final ranking
 
 
 def test_a_pacer_holds_a_table_to_its_pace() -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import grpc
 import pytest
-from okey.v1 import common_pb2, lobby_pb2, table_pb2
+from okey.v1 import common_pb2, lobby_pb2, scoring_pb2, table_pb2
 
 from support.abuse import (
     Guest,
@@ -68,6 +68,28 @@ def _with(request: Any, **fields: Any) -> Any:
 
 def _guest(world: World, name: str) -> Guest:
     return world.background.run(world._login(f"{name}-{uuid.uuid4().hex[:6]}"))
+
+
+def _organiser(world: World, name: str) -> Guest:
+    """A guest made an organiser, who may create tournaments: its account registered, then
+    the role granted by a service."""
+    guest = _guest(world, name)
+    world.ok(
+        "lobby",
+        "RegisterAccount",
+        lobby_pb2.RegisterAccountRequest(
+            request_id=_rid("a"), username=f"org.{uuid.uuid4().hex[:10]}", password="a-good-pw"
+        ),
+        guest.auth,
+    )
+    world.ok(
+        "lobby",
+        "GrantOrganiser",
+        lobby_pb2.GrantOrganiserRequest(
+            request_id=_rid("g"), player_id=guest.player_id, reason="runs the cups"
+        ),
+    )
+    return guest
 
 
 def _new_table(world: World, **fields: Any) -> str:
@@ -198,7 +220,7 @@ def leave_quick_match(world: World) -> Reuse:
 
 
 def create_tournament(world: World) -> Reuse:
-    guest = _guest(world, "cup")
+    guest = _organiser(world, "cup")
     first = lobby_pb2.CreateTournamentRequest(
         request_id=_rid("CreateTournament"), name="Reuse cup", max_players=8
     )
@@ -206,7 +228,7 @@ def create_tournament(world: World) -> Reuse:
 
 
 def register_for_tournament(world: World) -> Reuse:
-    host, guest = _guest(world, "cup"), _guest(world, "player")
+    host, guest = _organiser(world, "cup"), _guest(world, "player")
     cups = [_tournament(world, host) for _ in range(2)]
     first = lobby_pb2.RegisterForTournamentRequest(
         request_id=_rid("RegisterForTournament"), tournament_id=cups[0]
@@ -215,7 +237,7 @@ def register_for_tournament(world: World) -> Reuse:
 
 
 def cancel_tournament(world: World) -> Reuse:
-    host = _guest(world, "cup")
+    host = _organiser(world, "cup")
     cups = [_tournament(world, host) for _ in range(2)]
     first = lobby_pb2.CancelTournamentRequest(
         request_id=_rid("CancelTournament"), tournament_id=cups[0]
@@ -224,7 +246,7 @@ def cancel_tournament(world: World) -> Reuse:
 
 
 def start_tournament(world: World) -> Reuse:
-    host = _guest(world, "cup")
+    host = _organiser(world, "cup")
     cups = [_tournament(world, host) for _ in range(2)]
     for cup in cups:
         for _ in range(2):
@@ -371,6 +393,22 @@ def claim_daily_chips(world: World) -> Reuse:
     return Reuse(one.auth, first, _with(first, locale="tr"), own_call=True, second_auth=two.auth)
 
 
+def grant_organiser(world: World) -> Reuse:
+    accounts = [_organiser(world, "org") for _ in range(2)]
+    first = lobby_pb2.GrantOrganiserRequest(
+        request_id=_rid("GrantOrganiser"), player_id=accounts[0].player_id, reason="runs cups"
+    )
+    return Reuse(world.service_auth(), first, _with(first, player_id=accounts[1].player_id))
+
+
+def revoke_organiser(world: World) -> Reuse:
+    accounts = [_organiser(world, "org") for _ in range(2)]
+    first = lobby_pb2.RevokeOrganiserRequest(
+        request_id=_rid("RevokeOrganiser"), player_id=accounts[0].player_id, reason="stopped"
+    )
+    return Reuse(world.service_auth(), first, _with(first, reason="another reason"))
+
+
 def adjust_chips(world: World) -> Reuse:
     first = lobby_pb2.AdjustChipsRequest(
         request_id=_rid("AdjustChips"),
@@ -379,6 +417,17 @@ def adjust_chips(world: World) -> Reuse:
         reason="a goodwill grant",
     )
     return Reuse(world.service_auth(), first, _with(first, amount=400))
+
+
+def record_tournament_ranking(world: World) -> Reuse:
+    """Two tournaments' rankings under one request id."""
+    rid = _rid("RecordTournamentRanking")
+    first = scoring_pb2.RecordTournamentRankingRequest(
+        request_id=rid,
+        tournament_id="t-reuse-1",
+        places=[scoring_pb2.TournamentPlace(place=1, player_id="p-reuse")],
+    )
+    return Reuse(world.service_auth(), first, _with(first, tournament_id="t-reuse-2"))
 
 
 def record_table_chips(world: World) -> Reuse:
@@ -408,6 +457,8 @@ RECIPES: dict[tuple[str, str], Callable[[World], Reuse]] = {
     ("lobby", "LeaveTable"): leave_table,
     ("lobby", "JoinQuickMatch"): join_quick_match,
     ("lobby", "LeaveQuickMatch"): leave_quick_match,
+    ("lobby", "GrantOrganiser"): grant_organiser,
+    ("lobby", "RevokeOrganiser"): revoke_organiser,
     ("lobby", "CreateTournament"): create_tournament,
     ("lobby", "RegisterForTournament"): register_for_tournament,
     ("lobby", "StartTournament"): start_tournament,
@@ -418,6 +469,7 @@ RECIPES: dict[tuple[str, str], Callable[[World], Reuse]] = {
     ("lobby", "RecordTableChips"): record_table_chips,
     ("scoring", "RecordHand"): record_hand,
     ("scoring", "RecordMatch"): record_match,
+    ("scoring", "RecordTournamentRanking"): record_tournament_ranking,
     ("table", "CreateTable"): create_table,
     ("table", "Sit"): sit,
     ("table", "Leave"): leave,

@@ -24,7 +24,7 @@ from okey101.platform.auth import TokenIssuer, dev_signing_key
 from okey101.stack import free_port
 
 from support.databases import TEST_DATABASE_ENV, postgres_database
-from support.lobby import Client, bearer, failure, lobby_client, refused, run
+from support.lobby import Client, bearer, failure, lobby_client, make_organiser, refused, run
 from support.lobby_peers import Peers, lobby_for, peers_running, play_seat
 
 ONE_HAND = common_pb2.RuleSet(
@@ -294,6 +294,7 @@ def test_a_tournament_entry_fee_is_paid_into_its_pool_and_refunded_on_cancel(
     async def scenario() -> None:
         async with stack(tmp_path, url) as (_peers, client):
             creator = await client.guest(name="Organiser")
+            await make_organiser(client.stub, creator, operator(tmp_path))
             auth = bearer(creator.tokens.access_token)
             bad = await refused(
                 client.stub.CreateTournament(

@@ -54,7 +54,15 @@ from okey101.platform.database import Database
 from okey101.services import built_services
 
 from support.databases import fresh_database, postgres_database
-from support.lobby import bearer, lobby_client, lobby_settings, refused, run
+from support.lobby import (
+    bearer,
+    lobby_client,
+    lobby_settings,
+    make_organiser,
+    operator_auth,
+    refused,
+    run,
+)
 
 PASSWORD = "correct horse battery"
 
@@ -554,6 +562,7 @@ def test_bad_input_is_invalid_argument_with_a_reason_and_changes_nothing(tmp_pat
         async with lobby_client(lobby_settings(tmp_path)) as client:
             stub = client.stub
             guest = await client.guest()
+            await make_organiser(stub, guest, operator_auth(tmp_path))  # creates tournaments
             auth = bearer(guest.tokens.access_token)
             cases: list[tuple[Any, str, dict[str, str]]] = [
                 (stub.LoginGuest(lobby_pb2.LoginGuestRequest(
@@ -774,6 +783,7 @@ def test_tournament_registration_start_and_standings_before_the_start(tmp_path: 
         async with lobby_client(lobby_settings(tmp_path)) as client:
             stub = client.stub
             guests = [await client.guest(name=f"Player {index}") for index in range(6)]
+            await make_organiser(stub, guests[0], operator_auth(tmp_path))
             creator = bearer(guests[0].tokens.access_token)
             created = await stub.CreateTournament(
                 lobby_pb2.CreateTournamentRequest(

@@ -46,7 +46,15 @@ from okey101.stack import free_port, wait_serving
 from okey101.table.service import TableOptions
 
 from support.databases import TEST_DATABASE_ENV, postgres_database
-from support.lobby import Client, bearer, lobby_client, lobby_settings, refused, run
+from support.lobby import (
+    Client,
+    bearer,
+    lobby_client,
+    lobby_settings,
+    make_organiser,
+    refused,
+    run,
+)
 from support.lobby_peers import Peers, lobby_for, peers_running, play_seat
 from support.service_stack import peer_services
 
@@ -894,6 +902,7 @@ def test_cancel_tournament_closes_its_tables_keeps_its_standings_and_only_its_cr
             stub = client.stub
             service = _service_auth(tmp_path)
             guests = [await client.guest(name=f"T{index}") for index in range(5)]
+            await make_organiser(stub, guests[0], service)
             creator, other = (
                 bearer(guests[0].tokens.access_token),
                 bearer(guests[1].tokens.access_token),

@@ -128,6 +128,23 @@ def test_standings_rank_the_round_reached_then_the_last_match() -> None:
     ]
 
 
+def test_a_forfeited_player_never_advances_and_is_ranked_below_every_other_player() -> None:
+    """#37: the no-show policy's forfeits come before every other tie-break."""
+    lines = [line("bot-won-for-them", 1, winner=True, total=-200), line("b", 2, total=50),
+             line("c", 3, total=80), line("d", 4, total=90)]  # fmt: skip
+    assert advancing(lines, 1) == ["bot-won-for-them"]
+    assert advancing(lines, 1, forfeited={"bot-won-for-them"}) == ["b"]
+    assert advancing(lines, 2, forfeited={"b", "c"}) == ["bot-won-for-them", "d"]
+    assert advancing(lines, 1, forfeited={"bot-won-for-them", "b", "c", "d"}) == []
+    entries = [
+        entry("no-show", 1, round_reached=2, won_last=True, match_total=-300, forfeited=True),
+        entry("out-in-round-1", 2, round_reached=1, eliminated=True, match_total=400),
+        entry("winner", 3, round_reached=2, won_last=True),
+    ]
+    ranked = standings(entries, started=True)
+    assert [item.player_id for _, item in ranked] == ["winner", "out-in-round-1", "no-show"]
+
+
 def test_the_last_round_is_the_final_table_or_the_cap() -> None:
     assert is_last_round(3, 4, 0)
     assert not is_last_round(2, 16, 0)

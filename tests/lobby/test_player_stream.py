@@ -20,7 +20,15 @@ from okey101.lobby.rpc.player_stream import seats_held
 from okey101.stack import free_port
 
 from support.databases import TEST_DATABASE_ENV, postgres_database
-from support.lobby import Client, bearer, lobby_client, refused, run
+from support.lobby import (
+    Client,
+    bearer,
+    lobby_client,
+    make_organiser,
+    operator_auth,
+    refused,
+    run,
+)
 from support.lobby_peers import lobby_for, peers_running, play_seat
 from support.service_stack import FAST
 
@@ -173,7 +181,7 @@ def test_the_snapshot_says_where_the_player_waits_and_old_events_are_out_of_rang
                         match_hands=1,
                     ),
                 ),
-                metadata=bearer(guest.tokens.access_token),
+                metadata=operator_auth(tmp_path),
             )
             tournament_id = created.tournament.tournament_id
             await client.stub.RegisterForTournament(
@@ -270,6 +278,7 @@ def test_a_tournament_tells_its_players_it_starts_where_they_sit_who_is_out_and_
             lobby_client(lobby_for(tmp_path, peers), driver_interval=0.1) as client,
         ):
             guests = [await client.guest(name=f"T{index}") for index in range(5)]
+            await make_organiser(client.stub, guests[0], operator_auth(tmp_path))
             created = await client.stub.CreateTournament(
                 lobby_pb2.CreateTournamentRequest(
                     request_id="cup",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import threading
 import uuid
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ from okey.v1 import lobby_pb2, lobby_pb2_grpc
 from okey101.platform.auth import TokenIssuer, dev_signing_key
 from okey101.stack import FAST, local_stack, start_edge
 
-from support.http_calls import post
+from support.http_calls import lobby_json
 from support.push_servers import HttpServer, WebhookReceiver
 
 pytestmark = pytest.mark.slow
@@ -58,18 +57,6 @@ def receiver() -> Iterator[ReceiverThread]:
         running.close()
 
 
-def _call(port: int, method: str, message: dict[str, Any], token: str = "") -> tuple[int, Any]:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    status, _headers, body = post(
-        port,
-        f"/okey.v1.LobbyService/{method}",
-        json.dumps(message).encode(),
-        "application/json",
-        **headers,
-    )
-    return status, json.loads(body) if body else None
-
-
 def _detail(answer: dict[str, Any], kind: type[Any]) -> Any:
     by_type = {detail["type"]: detail["value"] for detail in answer["details"]}
     raw = by_type[kind.DESCRIPTOR.full_name]
@@ -88,7 +75,7 @@ def test_a_device_registered_through_the_edge_gets_the_players_turn(
     }
     with local_stack(tmp_path / "stack", env=env, services=("lobby",)) as stack:
         port = start_edge(stack).port
-        status, login = _call(
+        status, login = lobby_json(
             port,
             "LoginGuest",
             {
@@ -107,12 +94,12 @@ def test_a_device_registered_through_the_edge_gets_the_players_turn(
             "token": url,
             "language": "tr",
         }
-        status, answer = _call(port, "RegisterPushDevice", register, token)
+        status, answer = lobby_json(port, "RegisterPushDevice", register, token)
         assert status == 200, answer
         device_id = answer["deviceId"]
-        assert _call(port, "RegisterPushDevice", register, token) == (200, answer)  # a retry
+        assert lobby_json(port, "RegisterPushDevice", register, token) == (200, answer)  # a retry
 
-        status, refused = _call(
+        status, refused = lobby_json(
             port,
             "RegisterPushDevice",
             {**register, "requestId": "push-2", "language": "de", "locale": "tr"},
@@ -123,7 +110,7 @@ def test_a_device_registered_through_the_edge_gets_the_players_turn(
         assert (info.reason, dict(info.metadata)) == ("BAD_PUSH_LANGUAGE", {"language": "de"})
         localized = _detail(refused, error_details_pb2.LocalizedMessage)
         assert localized.locale == "tr-TR" and "Türkçe" in localized.message
-        status, refused = _call(
+        status, refused = lobby_json(
             port,
             "RegisterPushDevice",
             {**register, "requestId": "push-3", "platform": 2, "token": "ab" * 32},
@@ -155,7 +142,7 @@ def test_a_device_registered_through_the_edge_gets_the_players_turn(
         assert document["data"]["table_id"] == "t-edge"
         assert receiver.receiver.violations == []
 
-        status, answer = _call(
+        status, answer = lobby_json(
             port, "UnregisterPushDevice", {"requestId": "un-1", "deviceId": device_id}, token
         )
         assert (status, answer) == (200, {"removed": True})

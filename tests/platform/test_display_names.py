@@ -31,6 +31,7 @@ from okey101.platform.config import settings_for_tests
 from okey101.platform.errors import status_code_of
 from okey101.platform.names import DISPLAY_NAME_MAX, TITLE_MAX, shown_name
 
+from support.lobby import operator_auth
 from support.service_stack import running_stack
 
 OYNA = common_pb2.RuleSet(preset=common_pb2.RULE_PRESET_OYNA)
@@ -225,7 +226,7 @@ def test_every_name_shown_to_others_is_checked_alike(
                         lobby_pb2.CreateTournamentRequest(
                             request_id="t", name="Kupa\n2", rules=OYNA, max_players=4
                         ),
-                        metadata=auth,
+                        metadata=operator_auth(tmp_path / "lobby"),  # who may create one
                     ),
                     "name",
                 ),

@@ -74,6 +74,8 @@ SERVICES: dict[str, set[str]] = {
         "JoinQuickMatch",
         "LeaveQuickMatch",
         "GetQuickMatchStatus",
+        "GrantOrganiser",
+        "RevokeOrganiser",
         "CreateTournament",
         "RegisterForTournament",
         "StartTournament",
@@ -95,6 +97,7 @@ SERVICES: dict[str, set[str]] = {
     "ScoringService": {
         "RecordHand",
         "RecordMatch",
+        "RecordTournamentRanking",
         "GetScoreSheet",
         "GetStandings",
         "GetLeaderboard",

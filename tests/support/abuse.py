@@ -377,6 +377,8 @@ class World:
     #: Request ids already used, with the table each was used for (REQUEST_ID_REUSED).
     used_request_ids: list[str] = field(default_factory=list)
     account: tuple[str, str] = ("", "")
+    #: The account's player id (the organiser role is granted to accounts only).
+    account_id: str = ""
     #: What each refusal reason came with, across the run: a reason means one status.
     reasons: dict[str, set[grpc.StatusCode]] = field(default_factory=dict)
     #: What was made by successful calls while fuzzing (ids to aim at next).
@@ -640,7 +642,7 @@ class World:
         self.guests = [await self._login(name) for name in ("ada", "bea", "cem", "deniz", "ece")]
         stub = self.lobby_stub()
         username, password = "abuse.account", f"pw-{uuid.uuid4().hex}"
-        await stub.RegisterAccount(
+        registered = await stub.RegisterAccount(
             lobby_pb2.RegisterAccountRequest(
                 request_id=uuid.uuid4().hex,
                 username=username,
@@ -649,6 +651,7 @@ class World:
             )
         )
         self.account = (username, password)
+        self.account_id = registered.player.player_id
         self.tables["live"] = await self._live_table()
         self.tables["waiting"], self.invite_code = await self._waiting_table()
         # A match the four guests began and left: bots played it out; scoring recorded it.
@@ -693,7 +696,7 @@ class World:
             lobby_pb2.CreateTournamentRequest(
                 request_id=uuid.uuid4().hex, name="Abuse cup", max_players=8
             ),
-            metadata=self.guests[0].auth,
+            metadata=self.service_auth(),  # an operator's: no guest may organise
         )
         self.tournament_id = tournament.tournament.tournament_id
         await stub.RegisterForTournament(

@@ -245,6 +245,14 @@ TEMPLATES: Final[dict[tuple[str, str], Template]] = {
         scoring_pb2.RecordMatchRequest.FromString(_outbox(w, "match")),
         "service",
     ),
+    ("scoring", "RecordTournamentRanking"): lambda w: (
+        scoring_pb2.RecordTournamentRankingRequest(
+            request_id=uuid.uuid4().hex,
+            tournament_id="t-abuse-cup",
+            places=[scoring_pb2.TournamentPlace(place=1, player_id="p-abuse", display_name="A")],
+        ),
+        "service",
+    ),
     ("lobby", "RecordPlayerEvents"): lambda w: (
         lobby_pb2.RecordPlayerEventsRequest(
             request_id=uuid.uuid4().hex,
@@ -315,8 +323,22 @@ TEMPLATES: Final[dict[tuple[str, str], Template]] = {
         "stranger",
     ),
     ("lobby", "CreateTournament"): lambda w: (
-        lobby_pb2.CreateTournamentRequest(request_id=_fresh(), name="Fuzz cup", max_players=8),
-        "other",
+        lobby_pb2.CreateTournamentRequest(
+            request_id=_fresh(), name="Fuzz cup", max_players=8, category="fuzz"
+        ),
+        "service",  # no player of the world is an organiser
+    ),
+    ("lobby", "GrantOrganiser"): lambda w: (
+        lobby_pb2.GrantOrganiserRequest(
+            request_id=_fresh(), player_id=w.account_id, reason="fuzz: runs the cups"
+        ),
+        "service",
+    ),
+    ("lobby", "RevokeOrganiser"): lambda w: (
+        lobby_pb2.RevokeOrganiserRequest(
+            request_id=_fresh(), player_id=w.account_id, reason="fuzz: stopped"
+        ),
+        "service",
     ),
     ("lobby", "RegisterForTournament"): lambda w: (
         lobby_pb2.RegisterForTournamentRequest(request_id=_fresh(), tournament_id=w.tournament_id),

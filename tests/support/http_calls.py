@@ -3,8 +3,13 @@ tests' helpers)."""
 
 from __future__ import annotations
 
+import base64
 import http.client
+import json
 import struct
+from typing import Any
+
+from google.rpc import error_details_pb2
 
 
 def post(
@@ -40,3 +45,24 @@ def grpc_web_frames(body: bytes) -> tuple[list[bytes], dict[str, str]]:
         else:
             messages.append(chunk)
     return messages, trailers
+
+
+def lobby_json(port: int, method: str, message: dict[str, Any], token: str = "") -> tuple[int, Any]:
+    """A LobbyService call as Connect JSON through the edge: (HTTP status, the answer's JSON)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    status, _headers, body = post(
+        port,
+        f"/okey.v1.LobbyService/{method}",
+        json.dumps(message).encode(),
+        "application/json",
+        **headers,
+    )
+    return status, json.loads(body) if body else None
+
+
+def error_reason(answer: dict[str, Any]) -> str:
+    """The reason of a Connect JSON error's ErrorInfo."""
+    by_type = {detail["type"]: detail["value"] for detail in answer["details"]}
+    raw = by_type[error_details_pb2.ErrorInfo.DESCRIPTOR.full_name]
+    info = error_details_pb2.ErrorInfo.FromString(base64.b64decode(raw + "=" * (-len(raw) % 4)))
+    return str(info.reason)

@@ -23,6 +23,7 @@ from okey.v1 import lobby_pb2, lobby_pb2_grpc
 from sqlalchemy import func, select
 
 from okey101.lobby import Lobby, start_lobby
+from okey101.platform.auth import TokenIssuer, dev_signing_key
 from okey101.platform.config import Settings, settings_for_tests
 
 
@@ -79,6 +80,35 @@ async def lobby_client(settings: Settings, **options: Any) -> AsyncIterator[Clie
             yield Client(lobby, channel)
         finally:
             await channel.close()
+
+
+def operator_auth(var_dir: Path, subject: str = "operator:test") -> tuple[tuple[str, str], ...]:
+    """An operator's service token, signed with the local-mode key a lobby under ``var_dir``
+    uses."""
+    return bearer(TokenIssuer(dev_signing_key(var_dir)).issue(subject, "service"))
+
+
+async def make_organiser(stub: Any, guest: Any, operator: tuple[tuple[str, str], ...]) -> None:
+    """Make ``guest`` (a LoginGuestResponse) an organiser, who may create tournaments: its
+    account registered with its own token (it keeps its id and its tokens), then the role
+    granted by ``operator`` (GrantOrganiser)."""
+    player_id = guest.player.player_id
+    await stub.RegisterAccount(
+        lobby_pb2.RegisterAccountRequest(
+            request_id=uuid.uuid4().hex,
+            username=f"org-{uuid.uuid4().hex[:12]}",
+            password="organiser-password",
+        ),
+        metadata=bearer(guest.tokens.access_token),
+        timeout=30,
+    )
+    await stub.GrantOrganiser(
+        lobby_pb2.GrantOrganiserRequest(
+            request_id=uuid.uuid4().hex, player_id=player_id, reason="runs test tournaments"
+        ),
+        metadata=operator,
+        timeout=30,
+    )
 
 
 def run(coroutine: Any) -> Any:

@@ -6,10 +6,12 @@
     okey101 play | okey101 watch TABLE | okey101 simulate [--matches N]
     okey101 bench solver --hands 2000 [--seed 0] [--json]
     okey101 audit chips [--json] [--pairs] | okey101 chips adjust --player ID --amount N ...
+    okey101 organisers grant|revoke --player ID --reason TEXT [--lobby ADDR]
 
 A module per command group: ``hands`` (best-opening, scenario, verify-deal, export-hand),
 ``servers`` (serve, up, migrate), ``play`` (play, watch, simulate), ``bench`` (its targets
-are listed in ``bench.BENCH_TARGETS``), ``audit`` (audit chips) and ``chips`` (chips adjust).
+are listed in ``bench.BENCH_TARGETS``), ``audit`` (audit chips), ``chips`` (chips adjust) and
+``organisers`` (organisers grant, organisers revoke).
 Each command is an ``add_*`` function that adds its parser and a handler taking the parsed
 arguments and returning the exit status (``command``); a new command is one more ``add_*`` call
 in ``build_parser``. The handlers import what they run, so that ``okey101 --help`` needs none of
@@ -25,7 +27,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from okey101.cli import audit, bench, chips, hands, play, servers
+from okey101.cli import audit, bench, chips, hands, organisers, play, servers
 from okey101.cli.command import PROG, USAGE_ERROR, CommandError, Handler
 from okey101.engine.errors import OkeyError
 
@@ -49,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     hands.add_export_hand(commands)
     audit.add_audit(commands)
     chips.add_chips(commands)
+    organisers.add_organisers(commands)
     return parser
 
 

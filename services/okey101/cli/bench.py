@@ -343,6 +343,19 @@ def _add_bench_tournament(targets: Commands) -> None:
         help="chips each player pays to register (prizes: 50/30/20%% of the pool to places "
         "1-3); the run ends with the chips audit (chips_balanced) and the pool left",
     )
+    parser.add_argument(
+        "--no-show-percent",
+        type=float,
+        default=0.0,
+        help="the share of entrants who never act (their seats are not played); the run "
+        "reports no_shows, forfeited_advanced (exit 1 unless 0) and longest_no_show_hold_s",
+    )
+    parser.add_argument(
+        "--turn-seconds",
+        type=int,
+        default=0,
+        help="the rule set's turn timer (0: the table service's default)",
+    )
     parser.add_argument("--sqlite", action="store_true", help="SQLite files, not PostgreSQL")
     parser.add_argument(
         "--database-url",
@@ -363,6 +376,8 @@ def _bench_tournament(args: argparse.Namespace) -> int:
         args.database_url,
         args.json,
         entry_fee=args.entry_fee,
+        no_show_percent=args.no_show_percent,
+        turn_seconds=args.turn_seconds,
     )
 
 

@@ -3,10 +3,8 @@
 
     okey101 chips adjust --player ID --amount N --reason TEXT [--lobby ADDR] [--request-id ID]
 
-The call carries a service token signed with the lobby's own signing key, found as the lobby
-finds it (``--signing-key-file``, ``OKEY_SIGNING_KEY_FILE``, else local mode's development key
-under the var dir): run it where that key is (on one machine, or in a lobby pod). A retry with
-the same ``--request-id`` is answered as the first and moves nothing. Exit status 0 when the
+The call carries an operator's service token (``cli.operator``). A retry with the same
+``--request-id`` is answered as the first and moves nothing. Exit status 0 when the
 lobby recorded it, 1 when it refused (its reason and sentence on stderr) or cannot be reached,
 2 for bad input.
 """
@@ -14,21 +12,12 @@ lobby recorded it, 1 when it refused (its reason and sentence on stderr) or cann
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-import uuid
 
-from okey101.cli.command import PROG, CommandError, Commands
-
-#: The settings the command reads (flags, ``OKEY_LOBBY_*`` and ``OKEY_*`` as ``serve`` does).
-_KEY_SETTINGS = ("signing_key_file", "local_mode", "var_dir", "lobby_address")
-#: The subject of the service token the command signs.
-OPERATOR: str = "operator:okey101-cli"
+from okey101.cli.command import Commands
+from okey101.cli.operator import add_operator_flags, call_lobby, print_json, request_id
 
 
 def add_chips(commands: Commands) -> None:
-    from okey101.platform.config import SETTINGS
-
     parser = commands.add_parser(
         "chips",
         help="an operator's grants and takes of chips (okey101 chips adjust)",
@@ -50,61 +39,28 @@ def add_chips(commands: Commands) -> None:
         help="chips to grant (positive) or take (negative), not 0",
     )
     adjust.add_argument("--reason", required=True, metavar="TEXT", help="why (1-500 characters)")
-    adjust.add_argument(
-        "--lobby", default=None, metavar="ADDR", help="the lobby's gRPC target (OKEY_LOBBY_ADDRESS)"
-    )
-    adjust.add_argument(
-        "--request-id",
-        default=None,
-        metavar="ID",
-        help="the call's request id (default: a new one); the same id again is a retry",
-    )
-    adjust.add_argument("--json", action="store_true", help="the answer as one JSON object")
-    for spec in SETTINGS:
-        if spec.name in _KEY_SETTINGS and spec.name != "lobby_address":
-            adjust.add_argument(spec.flag, dest=spec.name, default=None, help=spec.help)
+    add_operator_flags(adjust)
     adjust.set_defaults(handler=_adjust)
 
 
 def _adjust(args: argparse.Namespace) -> int:
-    import grpc
-    from google.protobuf import json_format
-    from okey.v1 import lobby_pb2, lobby_pb2_grpc
+    from okey.v1 import lobby_pb2
 
-    from okey101.platform.auth import TokenIssuer, signing_key_for
-    from okey101.platform.config import ConfigError, load_settings
-
-    try:
-        flags = {name: getattr(args, name, None) for name in _KEY_SETTINGS}
-        flags["lobby_address"] = args.lobby
-        settings = load_settings("lobby", flags)
-        key = signing_key_for(settings)
-    except (ConfigError, OSError, ValueError) as error:
-        raise CommandError(str(error)) from None
-    if key is None:
-        raise CommandError(
-            "no signing key: set OKEY_SIGNING_KEY_FILE (the lobby's), or OKEY_LOCAL_MODE=1"
-        )
-    token = TokenIssuer(key).issue(OPERATOR, "service", ttl_seconds=300)
     request = lobby_pb2.AdjustChipsRequest(
-        request_id=args.request_id or uuid.uuid4().hex,
+        request_id=request_id(args),
         player_id=args.player,
         amount=args.amount,
         reason=args.reason,
     )
-    with grpc.insecure_channel(settings.lobby_address) as channel:
-        stub = lobby_pb2_grpc.LobbyServiceStub(channel)
-        try:
-            answer = stub.AdjustChips(
-                request, metadata=(("authorization", f"Bearer {token}"),), timeout=15
-            )
-        except grpc.RpcError as error:
-            code = error.code()
-            details = error.details()
-            print(f"{PROG} chips adjust: {code.name}: {details}", file=sys.stderr)
-            return 1
+    answer = call_lobby(
+        args,
+        "chips adjust",
+        lambda stub, metadata: stub.AdjustChips(request, metadata=metadata, timeout=15),
+    )
+    if answer is None:
+        return 1
     if args.json:
-        print(json.dumps(json_format.MessageToDict(answer), sort_keys=True))
+        print_json(answer)
     else:
         entry = answer.entry
         print(
@@ -114,4 +70,4 @@ def _adjust(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["OPERATOR", "add_chips"]
+__all__ = ["add_chips"]

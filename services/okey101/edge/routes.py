@@ -8,9 +8,9 @@ scoring's sheets, standings, leaderboards and stats). Native only: public calls 
 make (Play, a bidirectional stream). Internal: the calls the backend's services make of one
 another, with a service token (``RecordHand``, ``RecordMatch``, ``NextStep``, ``CreateTable``,
 ``ListTables``, ``ListRevokedLogins``, ``RecordPlayerEvents``, ``RecordTableChips``) or an
-operator's (``AdjustChips``), or as the table's engine (the rules' ``DealHand``,
-``ApplyAction``, ``ViewHand``, ``ScoreHand``). The edge has no route for the last two kinds,
-so a browser asking gets HTTP 404, whatever token it holds.
+operator's (``AdjustChips``, ``GrantOrganiser``, ``RevokeOrganiser``), or as the table's
+engine (the rules' ``DealHand``, ``ApplyAction``, ``ViewHand``, ``ScoreHand``). The edge has no
+route for the last two kinds, so a browser asking gets HTTP 404, whatever token it holds.
 """
 
 from __future__ import annotations
@@ -102,10 +102,12 @@ INTERNAL: Final[Mapping[str, tuple[str, ...]]] = {
         "RecordPlayerEvents",
         "AdjustChips",
         "RecordTableChips",
+        "GrantOrganiser",
+        "RevokeOrganiser",
     ),
     "okey.v1.TableService": ("CreateTable", "ListTables"),
     "okey.v1.RulesService": ("DealHand", "ApplyAction", "ViewHand", "ScoreHand"),
-    "okey.v1.ScoringService": ("RecordHand", "RecordMatch"),
+    "okey.v1.ScoringService": ("RecordHand", "RecordMatch", "RecordTournamentRanking"),
     "okey.v1.BotService": ("NextStep",),
 }
 

@@ -16,15 +16,18 @@ the lobby documents its own (``docs/lobby.md``) and this module is its only impl
   last has fewer entrants than the one before, and the bracket reaches a final table.
 - **The last round** is the final table (four or fewer entrants), or round ``planned_rounds``
   when the tournament was created with a cap. Its order ranks the winner first.
-- **Standings:** the later the round reached, the better; within a round, the order above
+- **Standings:** a player forfeited under the tournament's no-show policy below every player
+  who was not; then the later the round reached, the better; within a round, the order above
   applied to each player's latest match; before the start, everyone is rank 1 in registration
-  order.
+  order. Once the tournament has finished this is its one final ranking (``docs/tournaments.md``):
+  the prizes are paid from it, and the scoring service serves the same places.
+- **Forfeited players never advance** (``advancing``): the next best of their table does.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 SEATS = 4
@@ -56,6 +59,8 @@ class Entry:
     match_total: int
     hands_finished: int
     penalty_points: int
+    #: Forfeited under the no-show policy: ranked below every player who was not.
+    forfeited: bool = False
 
 
 def table_count(entrants: int) -> int:
@@ -107,14 +112,17 @@ def order_table(lines: Iterable[MatchLine]) -> list[MatchLine]:
     return sorted(lines, key=line_key)
 
 
-def advancing(lines: Iterable[MatchLine], count: int) -> list[str]:
-    """The players who advance from a table: the first ``count`` of its order."""
-    return [line.player_id for line in order_table(lines)[:count]]
+def advancing(lines: Iterable[MatchLine], count: int, forfeited: Collection[str] = ()) -> list[str]:
+    """The players who advance from a table: the first ``count`` of its order who were not
+    ``forfeited``."""
+    eligible = [line for line in order_table(lines) if line.player_id not in forfeited]
+    return [line.player_id for line in eligible[:count]]
 
 
-def entry_key(entry: Entry) -> tuple[int, bool, int, int, int, int]:
+def entry_key(entry: Entry) -> tuple[bool, int, bool, int, int, int, int]:
     """The standings' order (module docstring): smaller is better."""
     return (
+        entry.forfeited,
         -entry.round_reached,
         not entry.won_last,
         entry.match_total,

@@ -58,6 +58,14 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "A seat is 0, 1, 2 or 3, not {seat}.",
         "tr": "Koltuk 0, 1, 2 ya da 3 olur, {seat} değil.",
     },
+    "BAD_NO_SHOW_POLICY": {
+        "en": "The no-show policy is not valid: missed_turns is {missed_turns}; a player may lose "
+        "their seat to a bot from 1 to {maximum} times in a match before they are forfeited (0 "
+        "for the default, {default}).",
+        "tr": "Gelmeyen oyuncu kuralı geçersiz: missed_turns {missed_turns}; bir oyuncunun yeri "
+        "bir maçta hükmen yenik sayılmadan önce 1 ile {maximum} kez arasında bota geçebilir "
+        "(varsayılan için 0: {default}).",
+    },
     "BAD_PRIZE": {
         "en": "The prize for place {place} is not valid: a prize table names at most {maximum} "
         "places, each from 1 to {max_players} and only once, each with a fixed amount (1 to "
@@ -67,6 +75,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "sıra 1 ile {max_players} arasında ve bir kez yer alır, ya sabit bir miktar (1 ile "
         "1.000.000.000.000 çip) ya da havuzdan bir pay (%1-100) kazanır; payların toplamı %100'ü "
         "geçemez (şu ana dek %{shares}).",
+    },
+    "BAD_CATEGORY": {
+        "en": "A tournament's category is up to 32 characters of a-z, 0-9 and '-' (such as "
+        "weekly or beginners), not {value}.",
+        "tr": "Turnuva kategorisi a-z, 0-9 ve '-' karakterlerinden en çok 32 tane olur "
+        "(örneğin weekly ya da beginners), {value} değil.",
     },
     # Push devices (RegisterPushDevice; docs/push.md).
     "BAD_PUSH_PLATFORM": {
@@ -187,6 +201,10 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "tr": "{tournament_id} turnuvasının başlaması için en az {minimum} kayıtlı oyuncu "
         "gerekir, {registered} var.",
     },
+    "ORGANISER_NEEDS_ACCOUNT": {
+        "en": "Player {player_id} is a guest: only a registered account can be an organiser.",
+        "tr": "{player_id} oyuncusu misafir: yalnızca kayıtlı bir hesap organizatör olabilir.",
+    },
     "TOURNAMENT_FINISHED": {
         "en": "Tournament {tournament_id} has finished; it can no longer be cancelled.",
         "tr": "{tournament_id} turnuvası bitti; artık iptal edilemez.",
@@ -195,6 +213,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "NOT_TOURNAMENT_CREATOR": {
         "en": "Only the creator of tournament {tournament_id} may start or cancel it.",
         "tr": "{tournament_id} turnuvasını yalnızca onu kuran başlatabilir ya da iptal edebilir.",
+    },
+    "NOT_AN_ORGANISER": {
+        "en": "Only organisers may create tournaments; ask an operator to make your account "
+        "an organiser.",
+        "tr": "Turnuvaları yalnızca organizatörler oluşturabilir; hesabını organizatör yapması "
+        "için bir operatöre başvur.",
     },
     "NOT_YOUR_TICKET": {
         "en": "Quick-match ticket {ticket_id} is not yours.",

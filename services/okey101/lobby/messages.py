@@ -66,8 +66,9 @@ def preset_name(value: int) -> str:
 # Players and tokens
 
 
-def player_message(player: PlayerRow, *, own: bool) -> lobby_pb2.Player:
-    """A player as lobby.proto shows them: the username only to themselves (``own``)."""
+def player_message(player: PlayerRow, *, own: bool, organiser: bool = False) -> lobby_pb2.Player:
+    """A player as lobby.proto shows them: the username only to themselves (``own``);
+    ``organiser``: they hold the organiser role (given where the answer looked it up)."""
     return lobby_pb2.Player(
         player_id=player.player_id,
         display_name=player.display_name,
@@ -76,6 +77,7 @@ def player_message(player: PlayerRow, *, own: bool) -> lobby_pb2.Player:
         else lobby_pb2.PLAYER_KIND_GUEST,
         username=(player.username or "") if own else "",
         create_time=timestamp(player.created_us),
+        organiser=organiser,
     )
 
 
@@ -199,6 +201,9 @@ def tournament_message(
         entry_fee=row.entry_fee,
         prizes=prizes.prize_messages(prizes.prizes_from_json(row.prizes)),
         prize_pool=prize_pool,
+        description=row.description,
+        category=row.category,
+        no_show_policy=lobby_pb2.NoShowPolicy(missed_turns=row.no_show_missed_turns),
     )
     if row.started_us is not None:
         message.start_time.CopyFrom(timestamp(row.started_us))

@@ -6,6 +6,9 @@ microseconds since the epoch (``*_us``), as in the scoring service.
 
 - ``lobby_players``: guests (a device id and the SHA-256 of their guest secret) and accounts (a
   unique lower-case username and an Argon2id hash of the password).
+- ``lobby_organisers``: the accounts that may create tournaments (the organiser role), with who
+  granted it, when and why; ``lobby_organiser_changes``: every grant and revocation that changed
+  the role, in order (the operator, the reason, the request id, the time).
 - ``lobby_refresh_tokens``: one row per refresh token ever issued, stored as the SHA-256 of its
   secret; ``family_id`` groups the tokens one login rotated through (a reused token revokes its
   family); ``used_us`` marks a rotated one, ``revoked_us`` a revoked one.
@@ -24,8 +27,9 @@ microseconds since the epoch (``*_us``), as in the scoring service.
 - ``lobby_queue``: quick-match tickets (a queue is a preset and a stake). A partial unique index
   keeps a player in one queue at a time; matchers claim waiting tickets with ``FOR UPDATE SKIP
   LOCKED``.
-- ``lobby_tournaments``, ``lobby_tournament_players``, ``lobby_tournament_tables``: a tournament,
-  its entrants (with where they got to), and the tables of each round (with their results);
+- ``lobby_tournaments``, ``lobby_tournament_players``, ``lobby_tournament_tables``: a tournament
+  (with its description and category, listed by category and creation), its entrants (with
+  where they got to), and the tables of each round (with their results);
   ``lobby_tournament_leases``: which lobby pod drives a tournament, until when.
 - ``lobby_player_events``: each player's own events (WatchPlayer), numbered per player; kept 24
   hours. ``lobby_player_cursors``: each player's last sequence number, so numbers are never
@@ -90,6 +94,36 @@ players = Table(
     Column("guest_secret_hash", String(64), nullable=True),
     Column("created_us", BigInteger, nullable=False),
     Column("upgraded_us", BigInteger, nullable=True),
+)
+
+organisers = Table(
+    "lobby_organisers",
+    metadata,
+    Column(
+        "player_id",
+        String(ID_LENGTH),
+        ForeignKey("lobby_players.player_id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("granted_us", BigInteger, nullable=False),
+    # The service token's subject that granted it (an operator).
+    Column("granted_by", String(128), nullable=False),
+    Column("reason", Text, nullable=False),
+)
+
+organiser_changes = Table(
+    "lobby_organiser_changes",
+    metadata,
+    Column("change_id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
+    Column("player_id", String(ID_LENGTH), nullable=False),
+    # grant or revoke.
+    Column("action", String(8), nullable=False),
+    # The service token's subject that made it.
+    Column("operator", String(128), nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("request_id", String(128), nullable=False),
+    Column("changed_us", BigInteger, nullable=False),
+    Index("ix_lobby_organiser_changes_player", "player_id", "change_id"),
 )
 
 refresh_tokens = Table(
@@ -230,8 +264,16 @@ tournaments = Table(
     # Chips an entrant pays (0: free), and the prize table (``chips.prizes``, JSON).
     Column("entry_fee", BigInteger, nullable=False, server_default=text("0")),
     Column("prizes", Text, nullable=False, server_default=text("'[]'")),
+    # Finished, and its final ranking recorded by the scoring service (RecordTournamentRanking).
+    Column("ranking_reported", Boolean, nullable=False, server_default=false()),
+    # The no-show policy (NoShowPolicy.missed_turns, resolved: never 0).
+    Column("no_show_missed_turns", Integer, nullable=False, server_default="2"),
+    # What the organiser says of it (0-500 characters), and its category (a slug, "" for none).
+    Column("description", Text, nullable=False, server_default=text("''")),
+    Column("category", String(32), nullable=False, server_default=text("''")),
 )
 Index("ix_lobby_tournaments_state", tournaments.c.state, tournaments.c.created_us)
+Index("ix_lobby_tournaments_category", tournaments.c.category, tournaments.c.created_us)
 
 tournament_players = Table(
     "lobby_tournament_players",
@@ -257,6 +299,8 @@ tournament_players = Table(
     Column("matches_won", Integer, nullable=False, server_default="0"),
     # Set once the tournament has ended: the final rank, from 1.
     Column("final_rank", Integer, nullable=True),
+    # Forfeited under the tournament's no-show policy: never advances, ranked below the rest.
+    Column("forfeited", Boolean, nullable=False, server_default=false()),
 )
 
 tournament_tables = Table(
@@ -479,6 +523,8 @@ __all__ = [
     "chip_transactions",
     "hostings",
     "metadata",
+    "organiser_changes",
+    "organisers",
     "player_cursors",
     "player_events",
     "player_presence",

@@ -123,7 +123,7 @@ async def close_table(tables: TableClient, table_id: str, reason: str) -> bool:
 
 
 class ScoringClient:
-    """ScoringService reads with a service token."""
+    """ScoringService reads, and a finished tournament's ranking, with a service token."""
 
     def __init__(self, peers: PeerChannels) -> None:
         self._peers = peers
@@ -150,6 +150,29 @@ class ScoringClient:
             if not token:
                 assert sheet is not None
                 return sheet
+
+    async def record_ranking(
+        self, tournament_id: str, places: list[tuple[int, str, str, bool]]
+    ) -> None:
+        """Record a finished tournament's final ranking, ``(place, player, name, forfeited)``
+        each, with
+        the scoring service, which serves it from then on (idempotent)."""
+        stub: Any = scoring_pb2_grpc.ScoringServiceStub(self._peers.channel("scoring"))
+        await _call(
+            "scoring",
+            stub.RecordTournamentRanking,
+            scoring_pb2.RecordTournamentRankingRequest(
+                request_id=derived_request_id("tournament-ranking", tournament_id),
+                tournament_id=tournament_id,
+                places=[
+                    scoring_pb2.TournamentPlace(
+                        place=place, player_id=player, display_name=name, forfeited=forfeited
+                    )
+                    for place, player, name, forfeited in places
+                ],
+            ),
+            self._peers.metadata(),
+        )
 
 
 __all__ = [

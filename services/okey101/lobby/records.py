@@ -168,6 +168,13 @@ class TournamentRow:
     entry_fee: int = 0
     #: The prize table (``chips.prizes.prizes_to_json``).
     prizes: str = "[]"
+    #: Finished, and its final ranking recorded by the scoring service.
+    ranking_reported: bool = False
+    #: The no-show policy: times a player's seat may go to a bot in a match (never 0).
+    no_show_missed_turns: int = 2
+    #: What the organiser says of it, and its category (a slug; "" for none).
+    description: str = ""
+    category: str = ""
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,11 @@
 tables, quick match, tournaments and chips.
 
 ``LobbyServicer`` answers the RPCs, a group per module of ``rpc`` (players and tokens, tables,
-quick match, tournaments, the player's own stream, push devices, wallets and chips): each checks
-its request, calls the lobby's stores (``stores``, ``chips``) and, for tables, the table service
-(``peer_clients``), and builds the answer (``messages``); an ``OkeyError`` ends the call with its
-status and a sentence in the request's language, a table service error is passed on as it is.
+quick match, tournaments, the organiser role, the player's own stream, push devices, wallets
+and chips): each checks its request, calls the lobby's stores (``stores``, ``chips``) and, for
+tables, the table service (``peer_clients``), and builds the answer (``messages``); an
+``OkeyError`` ends the call with its status and a sentence in the request's language, a table
+service error is passed on as it is.
 Until the database is migrated (``prepare``) calls are UNAVAILABLE SERVICE_STARTING; a
 database that cannot be reached is UNAVAILABLE DATABASE_UNAVAILABLE.
 
@@ -36,6 +37,7 @@ from okey101.lobby.jwks_http import JwksServer, start_jwks_server
 from okey101.lobby.push.providers import PushProviders, providers_for
 from okey101.lobby.push.sender import PushSender
 from okey101.lobby.rpc.base import NAME, Options, log
+from okey101.lobby.rpc.organisers import OrganiserCalls
 from okey101.lobby.rpc.player_stream import PlayerStreamCalls
 from okey101.lobby.rpc.players import PlayerCalls
 from okey101.lobby.rpc.push import PushCalls
@@ -85,6 +87,8 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
     "JoinQuickMatch": _PLAYER,
     "LeaveQuickMatch": _PLAYER,
     "GetQuickMatchStatus": _PLAYER,
+    "GrantOrganiser": ("service",),
+    "RevokeOrganiser": ("service",),
     "CreateTournament": _PLAYER_OR_SERVICE,
     "RegisterForTournament": _PLAYER,
     "StartTournament": _PLAYER_OR_SERVICE,
@@ -114,6 +118,7 @@ class LobbyServicer(
     TableCalls,
     QuickMatchCalls,
     TournamentCalls,
+    OrganiserCalls,
     PlayerStreamCalls,
     PushCalls,
     WalletCalls,

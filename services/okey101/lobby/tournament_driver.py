@@ -5,11 +5,15 @@ Every half second, for each running tournament, the pod takes or renews its leas
 (``lobby_tournament_leases``: holder and expiry, ``--tournament-lease-seconds``); only the holder
 drives it, and each of its writes is fenced by the lease in the same transaction. A step: plan the
 round's tables if not yet planned; create, seat and start each planned table (derived request ids,
-so a new holder repeating the work gets the same tables); note each table whose match has ended and
-whose result the scoring service has (the score sheet is the result); once every table of the round
-is in, advance the best or finish with the winner (``stores.tournaments``). A pod that dies stops
-renewing; once its lease expires another pod's next tick takes the tournament over and carries on
-from what the database says. A pod that stops gracefully gives its leases up at once.
+so a new holder repeating the work gets the same tables; there a bot takes a player's seat after one
+missed turn); forfeit the players the no-show policy says (``no_shows``, from the seat events the
+table's outbox gave the lobby); note each table whose match has ended and whose result the scoring
+service has (the score sheet is the result); once every table of the round is in, advance the best
+or finish with the winner (``stores.tournaments``). A pod that dies stops renewing; once its lease
+expires another pod's next tick takes the tournament over and carries on from what the database
+says. A pod that stops gracefully gives its leases up at once. Once a tournament has finished, any
+pod's tick gives its final ranking to the scoring service (RecordTournamentRanking) until it is
+recorded, so scoring serves the lobby's one ranking.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from okey.v1 import common_pb2, table_pb2
 from prometheus_client import Counter, Gauge
 
 from okey101.engine.errors import OkeyError
-from okey101.lobby import bracket
+from okey101.lobby import bracket, no_shows
 from okey101.lobby.messages import table_entry
 from okey101.lobby.peer_clients import ScoringClient, TableClient, close_table, derived_request_id
 from okey101.lobby.records import (
@@ -50,6 +54,9 @@ TOURNAMENT_ROUNDS: Final = Counter(
 TOURNAMENTS_DRIVEN: Final = Gauge(
     "okey_lobby_tournaments_driven", "Running tournaments whose lease this pod holds."
 )
+#: The turns a player may miss at a tournament's table before a bot keeps their seat.
+TOURNAMENT_MISSED_TURNS_BEFORE_AWAY: Final = 1
+
 TAKEOVERS: Final = Counter(
     "okey_lobby_tournament_lease_takeovers_total",
     "Tournaments this pod took over from another pod whose lease had expired.",
@@ -79,6 +86,12 @@ async def close_tournament_tables(tables: TableClient, tournament_id: str) -> bo
         for table_id in open_tables
     ]
     return all(closed)
+
+
+def _events_since(tournament: TournamentRow) -> int:
+    """Where a tournament's seat events start: its start, less a minute for the clocks of other
+    pods (the events' times are the table's)."""
+    return max(0, (tournament.started_us or 0) - 60 * 1_000_000)
 
 
 def pod_name() -> str:
@@ -149,6 +162,25 @@ class TournamentDriver:
                 )
         self._held = held
         TOURNAMENTS_DRIVEN.set(len(held))
+        await self._report_rankings()
+
+    async def _report_rankings(self) -> None:
+        """Give the scoring service each finished tournament's final ranking, until it has
+        recorded it (the flag is committed state: a pod that dies first leaves it to the next
+        tick of any pod; recording is idempotent, so two pods doing it at once is harmless)."""
+        for tournament_id in await self._repository.tournaments.unreported_rankings():
+            places = await self._repository.tournaments.final_ranking(tournament_id)
+            try:
+                if places:
+                    await self._scoring.record_ranking(tournament_id, places)
+            except PeerError as error:
+                _log.warning(
+                    "tournament ranking not reported; retrying",
+                    tournament_id=tournament_id,
+                    error=str(error)[:300],
+                )
+                continue
+            await self._repository.tournaments.ranking_reported(tournament_id)
 
     async def _closed_if_cancelled(self, tournament_id: str) -> None:
         """Cancelled while this driver was mid-step (which is how it lost the lease): a table it
@@ -181,11 +213,12 @@ class TournamentDriver:
         rows = await self._round(tournament_id, number)
         started = [row for row in rows if row.state == STARTED]
         if started:
+            await self._forfeit_no_shows(tournament, started)
             ended = await self._ended_tables(tournament_id)
             for row in started:
                 state = ended.get(row.table_id or "")
                 if state is not None:
-                    await self._record(row, state, registrations)
+                    await self._record(tournament, row, state, registrations)
             rows = await self._round(tournament_id, number)
         if rows and all(row.state == FINISHED for row in rows):
             finished = await self._repository.tournaments.complete_round(
@@ -229,6 +262,8 @@ class TournamentDriver:
                 seats=seats,
                 tournament_id=tournament.tournament_id,
                 tournament_round=row.round,
+                # A no-show holds the table up for one turn, not two (docs/tournaments.md).
+                missed_turns_before_away=TOURNAMENT_MISSED_TURNS_BEFORE_AWAY,
             )
         )
         for seat, player in enumerate(row.seats):
@@ -273,8 +308,55 @@ class TournamentDriver:
             if not token:
                 return ended
 
-    async def _record(self, row: RoundTable, state: int, registrations: dict[str, int]) -> None:
+    async def _forfeit_no_shows(self, tournament: TournamentRow, started: list[RoundTable]) -> None:
+        """Forfeit, as soon as the lobby has the table's word for it, each player of the round's
+        tables in play who missed the start of their match or lost their seat to a bot too
+        often (``lobby.no_shows``)."""
+        forfeited = {
+            entrant.entry.player_id
+            for entrant in await self._repository.tournaments.entrants(tournament.tournament_id)
+            if entrant.entry.forfeited
+        }
+        tables = {
+            player: row.table_id or ""
+            for row in started
+            for player in row.seats
+            if player and player not in forfeited
+        }
+        events = await self._repository.tournaments.seat_events(tables, _events_since(tournament))
+        missed = [
+            player
+            for player, seen in events.items()
+            if no_shows.forfeited(seen, tournament.no_show_missed_turns, match_over=False)
+        ]
+        if missed:
+            _log.info(
+                "tournament players forfeited",
+                tournament_id=tournament.tournament_id,
+                players=len(missed),
+            )
+        await self._repository.tournaments.forfeit(tournament.tournament_id, missed, self.holder)
+
+    async def _record(
+        self,
+        tournament: TournamentRow,
+        row: RoundTable,
+        state: int,
+        registrations: dict[str, int],
+    ) -> None:
         players = [(seat, player) for seat, player in enumerate(row.seats) if player]
+        events = await self._repository.tournaments.seat_events(
+            {player: row.table_id or "" for _, player in players}, _events_since(tournament)
+        )
+        finished = state == common_pb2.TABLE_STATE_FINISHED
+        told = [seen for seen in events.values() if seen]
+        if finished and told and not any(no_shows.match_ended(seen) for seen in told):
+            return  # the table's outbox has not delivered its players' last events yet
+        forfeited = [
+            player
+            for player, seen in events.items()
+            if no_shows.forfeited(seen, tournament.no_show_missed_turns, match_over=finished)
+        ]
         lines: list[bracket.MatchLine]
         if state == common_pb2.TABLE_STATE_FINISHED:
             try:
@@ -310,7 +392,7 @@ class TournamentDriver:
                 bracket.MatchLine(player, registrations.get(player, 0), False, 0, 0, 0)
                 for _, player in players
             ]
-        await self._repository.tournaments.table_finished(row, lines, self.holder)
+        await self._repository.tournaments.table_finished(row, lines, self.holder, forfeited)
 
 
 __all__ = ["TournamentDriver", "close_tournament_tables", "pod_name"]

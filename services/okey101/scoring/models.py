@@ -16,6 +16,8 @@ very same bytes.
 - ``scoring_ratings``: a player's OpenSkill rating per mode and preset (``all`` for every
   preset together), with the rated matches and wins it counts.
 - ``scoring_rating_changes``: what each rated match did to each rating.
+- ``scoring_tournament_places``: a finished tournament's final ranking as the lobby reported
+  it (RecordTournamentRanking): what its whole standings serve.
 """
 
 from __future__ import annotations
@@ -218,6 +220,22 @@ rating_changes = Table(
     Column("matches_after", Integer, nullable=False),
 )
 
+tournament_places = Table(
+    "scoring_tournament_places",
+    metadata,
+    Column("tournament_id", String(ID_LENGTH), primary_key=True),
+    Column("player_id", String(ID_LENGTH), primary_key=True),
+    # The lobby's final place, from 1.
+    Column("place", Integer, nullable=False),
+    Column("display_name", String(256), nullable=False),
+    # Forfeited under the tournament's no-show policy (the lobby's word).
+    Column("forfeited", Boolean, nullable=False),
+    # The request id of the call that recorded it: bound to this tournament's ranking.
+    Column("request_id", String(128), nullable=False),
+    Column("recorded_at_us", BigInteger, nullable=False),
+    Index("ix_scoring_tournament_places_request", "request_id"),
+)
+
 __all__ = [
     "hand_seats",
     "hands",
@@ -226,4 +244,5 @@ __all__ = [
     "metadata",
     "rating_changes",
     "ratings",
+    "tournament_places",
 ]

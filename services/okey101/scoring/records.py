@@ -80,6 +80,8 @@ class StandingLine:
     hands: int
     hands_finished: int
     rank: int = 0
+    #: In a tournament's final ranking: forfeited under its no-show policy.
+    forfeited: bool = False
 
 
 @dataclass(frozen=True, slots=True)

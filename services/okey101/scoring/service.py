@@ -37,11 +37,13 @@ from okey101.platform.config import Settings
 from okey101.platform.database import Database
 from okey101.platform.errors import abort_with, request_language
 from okey101.platform.handlers import Context
+from okey101.platform.ids import check_request_id
 from okey101.platform.logs import get_logger
 from okey101.platform.server import serve
 from okey101.scoring import ratings
 from okey101.scoring.errors import Invalid, Missing, NotReady
 from okey101.scoring.messages import PRESETS, rating_message
+from okey101.scoring.records import now_us
 from okey101.scoring.stores import ScoringRepository
 from okey101.scoring.validation import check_hand, check_id, check_match, rules_from_json
 
@@ -64,6 +66,7 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
     "RecordMatch": _SERVICE,
     "GetScoreSheet": _PLAYER_OR_SERVICE,
     "GetStandings": _PLAYER_OR_SERVICE,
+    "RecordTournamentRanking": _SERVICE,
     "GetLeaderboard": _PLAYER_OR_SERVICE,
     "GetPlayerStats": _PLAYER_OR_SERVICE,
     "GetPlayerHistory": _PLAYER_OR_SERVICE,
@@ -203,8 +206,11 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
             )
             bound = paging.fingerprint("standings", tournament_id, request.round)
             after = paging.decode_token(request.page_token, bound, (int, int, str))
-            page = await self.repository.standings.page(tournament_id, request.round, after, size)
+            page, final = await self.repository.standings.page(
+                tournament_id, request.round, after, size
+            )
             answer = scoring_pb2.GetStandingsResponse(
+                final=final,
                 standings=[
                     scoring_pb2.Standing(
                         rank=line.rank,
@@ -215,13 +221,37 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
                         total_points=line.total_points,
                         hands=line.hands,
                         hands_finished=line.hands_finished,
+                        forfeited=line.forfeited,
                     )
                     for line in page.items
-                ]
+                ],
             )
             if page.next_key is not None:
                 answer.next_page_token = paging.encode_token(page.next_key, bound)
             return answer
+
+        return await self._answer(request, context, work)
+
+    async def RecordTournamentRanking(  # noqa: N802 (the generated servicer's names)
+        self, request: scoring_pb2.RecordTournamentRankingRequest, context: Context
+    ) -> scoring_pb2.RecordTournamentRankingResponse:
+        async def work() -> scoring_pb2.RecordTournamentRankingResponse:
+            check_request_id(request.request_id)
+            tournament_id = check_id(request.tournament_id, "tournament_id")
+            places: list[tuple[int, str, str, bool]] = []
+            for index, line in enumerate(request.places):
+                player_id = check_id(line.player_id, f"places[{index}].player_id")
+                if line.place != index + 1:
+                    raise Invalid(
+                        "BAD_FIELD", field=f"places[{index}].place", value=str(line.place)
+                    )
+                places.append((line.place, player_id, line.display_name[:256], line.forfeited))
+            if not places or len({place[1] for place in places}) != len(places):
+                raise Invalid("BAD_FIELD", field="places", value=str(len(places)))
+            recorded = await self.repository.standings.record_ranking(
+                tournament_id, places, request.request_id, now_us()
+            )
+            return scoring_pb2.RecordTournamentRankingResponse(places=recorded)
 
         return await self._answer(request, context, work)
 

@@ -57,7 +57,7 @@ def plan_time_out(
     a bot's step for the rest of the turn, at once."""
     seats = list(record.seats)
     missed = seats[seat].missed + 1
-    away = missed >= options.missed_turns_before_away
+    away = missed >= (record.missed_turns_before_away or options.missed_turns_before_away)
     seats[seat] = seats[seat].replace(missed=missed, away=away or seats[seat].away)
     after = record.replace(seats=tuple(seats), turn_deadline_us=None)
     change = Change(record, now_us, after, state, deal, write_seats=True)

@@ -94,6 +94,9 @@ tables = Table(
     # of the pot; set at creation (migration 0005). A seat's stake hold is in ``seats``.
     Column("stake", BigInteger, nullable=False, server_default="0"),
     Column("fee_percent", Integer, nullable=False, server_default="0"),
+    # Turns in a row a player may miss before a bot keeps their seat; 0: the service's setting
+    # (migration 0006; the lobby's tournament tables say 1).
+    Column("missed_turns_before_away", Integer, nullable=False, server_default="0"),
     Index("ix_table_tables_state_created", "state", "created_us"),
     Index("ix_table_tables_timer_due", "timer_due_us"),
     Index("ix_table_tables_tournament", "tournament_id"),

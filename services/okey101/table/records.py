@@ -4,7 +4,8 @@ the row they live in. A record reads its row (``TableRecord.from_row``) and give
 
 A seat is held by nobody, a player, or a bot. A player's seat is *played automatically* (by the
 bot service, or the engine's fallback) while the player is away: they left during the match, or
-missed ``missed_turns_before_away`` turns in a row. Sitting again (or acting) brings them back.
+missed ``missed_turns_before_away`` turns in a row (the table's own number if it was created
+with one, else the service's). Sitting again (or acting) brings them back.
 """
 
 from __future__ import annotations
@@ -243,6 +244,9 @@ class TableRecord:
     #: percent of the pot; set at creation.
     stake: int = 0
     fee_percent: int = 0
+    #: Turns in a row a player may miss before a bot keeps their seat (0: the service's
+    #: ``missed_turns_before_away``); set at creation (the lobby's tournament tables say 1).
+    missed_turns_before_away: int = 0
     _parsed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -265,6 +269,7 @@ class TableRecord:
         start_when_full: bool = False,
         stake: int = 0,
         fee_percent: int = 0,
+        missed_turns_before_away: int = 0,
     ) -> TableRecord:
         """A new table: waiting, its match not begun, no hand, no timer, never written."""
         return cls(
@@ -294,6 +299,7 @@ class TableRecord:
             updated_us=created_us,
             stake=stake,
             fee_percent=fee_percent,
+            missed_turns_before_away=missed_turns_before_away,
         )
 
     def to_row(self) -> dict[str, Any]:
@@ -329,6 +335,7 @@ class TableRecord:
             **timer_columns(self.timer),
             "stake": self.stake,
             "fee_percent": self.fee_percent,
+            "missed_turns_before_away": self.missed_turns_before_away,
         }
 
     @classmethod
@@ -363,6 +370,7 @@ class TableRecord:
             updated_us=row["updated_us"],
             stake=row["stake"],
             fee_percent=row["fee_percent"],
+            missed_turns_before_away=row["missed_turns_before_away"],
         )
 
     def replace(self, **changes: Any) -> TableRecord:

@@ -119,6 +119,8 @@ ACCESS: Final = AccessPolicy.of_service(SERVICE_NAME, METHOD_ACCESS)
 
 _log = structlog.get_logger("okey101.table")
 
+#: The most turns in a row CreateTable may let a player miss before a bot keeps their seat.
+MAX_MISSED_TURNS_BEFORE_AWAY: Final = 10
 _MAX_ACTIONS: Final = 32
 _MAX_EVENTS_PER_READ: Final = 500
 #: A watcher with nothing new looks at the log on its own this often (a lost notification
@@ -264,6 +266,12 @@ class TableServicer:
         if request.tournament_id:
             check_id(request.tournament_id, "tournament_id")
         check_stake(request.stake, request.fee_percent)
+        if request.missed_turns_before_away > MAX_MISSED_TURNS_BEFORE_AWAY:
+            raise Invalid(
+                "BAD_FIELD",
+                field="missed_turns_before_away",
+                value=str(request.missed_turns_before_away),
+            )
         now = self.now_us()
         table_id = f"t-{uuid.uuid4().hex}"
         record = TableRecord.new(
@@ -285,6 +293,7 @@ class TableServicer:
             start_when_full=request.start_when_full,
             stake=request.stake,
             fee_percent=request.fee_percent,
+            missed_turns_before_away=request.missed_turns_before_away,
         )
         response = table_pb2.CreateTableResponse(table=table_message(record, None))
         starts = record.due_to_start

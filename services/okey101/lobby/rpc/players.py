@@ -256,7 +256,10 @@ class PlayerCalls(LobbyCalls):
             if player is None:
                 raise Missing("PLAYER_NOT_FOUND", player_id=player_id)
             own = claims.kind == "player" and claims.subject == player_id
-            return lobby_pb2.GetPlayerResponse(player=player_message(player, own=own))
+            organiser = await self.repository.organisers.is_organiser(player_id)
+            return lobby_pb2.GetPlayerResponse(
+                player=player_message(player, own=own, organiser=organiser)
+            )
 
         return await self._answer(request, context, work)
 

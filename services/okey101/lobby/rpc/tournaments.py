@@ -5,13 +5,14 @@ CancelTournament, GetTournament, ListTournaments, GetTournamentStandings (the st
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from okey.v1 import lobby_pb2
 
 from okey101.lobby import bracket
 from okey101.lobby.chips import prizes, tournament_chips
-from okey101.lobby.errors import Invalid, NotReady
+from okey101.lobby.errors import Denied, Invalid, NotReady
 from okey101.lobby.messages import (
     TOURNAMENT_STATES,
     created_tournament_answer,
@@ -21,12 +22,12 @@ from okey101.lobby.messages import (
 from okey101.lobby.rpc import checks
 from okey101.lobby.rpc.base import LobbyCalls, log
 from okey101.lobby.stores import answers
-from okey101.lobby.stores.tournaments import NewTournament
+from okey101.lobby.stores.tournaments import Listing, NewTournament
 from okey101.lobby.tournament_driver import close_tournament_tables
 from okey101.platform import paging
 from okey101.platform.auth import require_claims
 from okey101.platform.handlers import Context
-from okey101.platform.ids import check_request_id
+from okey101.platform.ids import check_request_id, shown_value
 from okey101.platform.names import TITLE_MAX
 
 #: Page sizes (default, maximum) from lobby.proto.
@@ -36,6 +37,57 @@ STANDINGS_PAGE: Final = (100, 500)
 MIN_TOURNAMENT_PLAYERS: Final = 2
 #: The largest entry fee (chips are int64 in the ledger: far below its limit).
 MAX_ENTRY_FEE: Final = 10**12
+#: NoShowPolicy.missed_turns: its default (for 0) and its largest value.
+DEFAULT_NO_SHOW_MISSED_TURNS: Final = 2
+MAX_NO_SHOW_MISSED_TURNS: Final = 10
+
+
+def _no_show_missed_turns(policy: lobby_pb2.NoShowPolicy) -> int:
+    """The policy's missed_turns as in force (0: the default); out of range: BAD_NO_SHOW_POLICY."""
+    if policy.missed_turns > MAX_NO_SHOW_MISSED_TURNS:
+        raise Invalid(
+            "BAD_NO_SHOW_POLICY",
+            missed_turns=str(policy.missed_turns),
+            maximum=str(MAX_NO_SHOW_MISSED_TURNS),
+            default=str(DEFAULT_NO_SHOW_MISSED_TURNS),
+        )
+    return policy.missed_turns or DEFAULT_NO_SHOW_MISSED_TURNS
+
+
+#: A tournament's description, in characters, and what a category is.
+DESCRIPTION_MAX: Final = 500
+CATEGORY: Final = re.compile(r"[a-z0-9-]{0,32}")
+#: The seconds a google.protobuf.Timestamp may hold (0001-01-01 to 9999-12-31).
+TIMESTAMP_SECONDS: Final = (-62_135_596_800, 253_402_300_799)
+
+
+def checked_category(value: str, field_name: str) -> str:
+    """A category: 0-32 characters of a-z, 0-9 and '-' (INVALID_ARGUMENT BAD_CATEGORY)."""
+    if CATEGORY.fullmatch(value) is None:
+        raise Invalid("BAD_CATEGORY", field=field_name, value=shown_value(value))
+    return value
+
+
+def checked_description(value: str) -> str:
+    """A description without the spaces at its ends: at most 500 characters, printable or
+    line breaks (INVALID_ARGUMENT BAD_LENGTH otherwise)."""
+    text = value.strip()
+    if len(text) > DESCRIPTION_MAX or not text.replace("\n", " ").isprintable():
+        raise Invalid("BAD_LENGTH", field="description", minimum=0, maximum=DESCRIPTION_MAX)
+    return text
+
+
+def _bound(request: lobby_pb2.ListTournamentsRequest, field_name: str) -> int | None:
+    """A time filter of ListTournaments in microseconds (None when unset); a time the
+    Timestamp type cannot hold is INVALID_ARGUMENT BAD_FIELD."""
+    if not request.HasField(field_name):
+        return None
+    value = getattr(request, field_name)
+    if not (TIMESTAMP_SECONDS[0] <= value.seconds <= TIMESTAMP_SECONDS[1]) or not (
+        0 <= value.nanos < 1_000_000_000
+    ):
+        raise Invalid("BAD_FIELD", field=field_name, value=f"{value.seconds}s {value.nanos}ns")
+    return int(value.ToMicroseconds())
 
 
 class TournamentCalls(LobbyCalls):
@@ -53,7 +105,14 @@ class TournamentCalls(LobbyCalls):
     ) -> lobby_pb2.CreateTournamentResponse:
         async def work() -> lobby_pb2.CreateTournamentResponse:
             check_request_id(request.request_id)
+            claims = require_claims()
+            if claims.kind == "player" and not await self.repository.organisers.is_organiser(
+                claims.subject
+            ):
+                raise Denied("NOT_AN_ORGANISER")
             name = checks.name(request.name, "name", required=True, maximum=TITLE_MAX)
+            description = checked_description(request.description)
+            category = checked_category(request.category, "category")
             preset = checks.rules_preset(request.rules)
             if not 4 <= request.max_players <= 1024:
                 raise Invalid("BAD_FIELD", field="max_players", value=str(request.max_players))
@@ -67,7 +126,7 @@ class TournamentCalls(LobbyCalls):
             if request.entry_fee > MAX_ENTRY_FEE:
                 raise Invalid("BAD_FIELD", field="entry_fee", value=str(request.entry_fee))
             prize_table = prizes.prizes_from_request(request.prizes, request.max_players)
-            claims = require_claims()
+            missed_turns = _no_show_missed_turns(request.no_show_policy)
             plan = NewTournament(
                 name=name,
                 rules=request.rules.SerializeToString(deterministic=True),
@@ -79,6 +138,9 @@ class TournamentCalls(LobbyCalls):
                 creator_player_id=claims.subject if claims.kind == "player" else "",
                 entry_fee=request.entry_fee,
                 prizes=prizes.prizes_to_json(prize_table),
+                no_show_missed_turns=missed_turns,
+                description=description,
+                category=category,
             )
             call = answers.once(
                 "CreateTournament",
@@ -201,11 +263,24 @@ class TournamentCalls(LobbyCalls):
             size = paging.page_size(
                 request.page_size, default=TOURNAMENTS_PAGE[0], maximum=TOURNAMENTS_PAGE[1]
             )
-            bound = paging.fingerprint("tournaments", *request.states)
+            listed = Listing(
+                category=checked_category(request.category, "category"),
+                created_after_us=_bound(request, "created_after"),
+                created_before_us=_bound(request, "created_before"),
+                started_after_us=_bound(request, "started_after"),
+                started_before_us=_bound(request, "started_before"),
+            )
+            bound = paging.fingerprint(
+                "tournaments",
+                *request.states,
+                *(f"{name}={value}" for name, value in sorted(listed.__dict__.items())),
+            )
             after = paging.decode_token(request.page_token, bound, (int, str))
             key = None if after is None else (int(after[0]), str(after[1]))
             store = self.repository.tournaments
-            rows, next_key = await store.page([state for state in states if state], key, size)
+            rows, next_key = await store.page(
+                [state for state in states if state], key, size, listed
+            )
             answer = lobby_pb2.ListTournamentsResponse()
             for row in rows:
                 tables = await store.round_tables(row.tournament_id)
@@ -254,6 +329,7 @@ class TournamentCalls(LobbyCalls):
                         hands_finished=entry.hands_finished,
                         penalty_points=entry.penalty_points,
                         won_last_match=entry.won_last,
+                        forfeited=entry.forfeited,
                     )
                 )
             if start + size < len(ranked):

@@ -3,6 +3,7 @@ database (SQLite in local mode, PostgreSQL in a cluster; the tables are ``lobby.
 ``LobbyRepository`` holds them, by attribute (and module):
 
 - ``accounts``: players, their credentials and refresh tokens;
+- ``organisers``: the accounts that may create tournaments, and the role's changes;
 - ``limits`` (``rate_limits``): rate-limit counts;
 - ``directory``: the tables the lobby made;
 - ``hostings``: HostTable calls not yet done;
@@ -48,6 +49,7 @@ from okey101.lobby.stores.accounts import Accounts
 from okey101.lobby.stores.answers import ANSWERS_KEPT_US, STORE
 from okey101.lobby.stores.directory import Directory
 from okey101.lobby.stores.hostings import Hostings
+from okey101.lobby.stores.organisers import Organisers
 from okey101.lobby.stores.player_events import KEPT_US as EVENTS_KEPT_US
 from okey101.lobby.stores.player_events import PlayerEvents
 from okey101.lobby.stores.quick_match import QuickMatchQueue
@@ -71,6 +73,7 @@ class LobbyRepository:
     ) -> None:
         self.database = database
         self.accounts = Accounts(database, issue_access, refresh_seconds=refresh_seconds)
+        self.organisers = Organisers(database)
         self.limits = RateCounter(database)
         self.directory = Directory(database)
         self.hostings = Hostings(database)

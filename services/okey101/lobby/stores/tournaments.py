@@ -22,11 +22,12 @@ from okey.v1 import lobby_pb2
 from sqlalchemy import and_, case, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from okey101.lobby import bracket
+from okey101.lobby import bracket, no_shows
 from okey101.lobby.chips import tournament_chips
 from okey101.lobby.credentials import new_id
 from okey101.lobby.errors import Conflict, Denied, Missing
 from okey101.lobby.models import (
+    player_events,
     tournament_leases,
     tournament_players,
     tournament_tables,
@@ -72,6 +73,38 @@ class NewTournament:
     #: Chips an entrant pays (0: free), and the prize table (``chips.prizes``, JSON).
     entry_fee: int = 0
     prizes: str = "[]"
+    #: The no-show policy: times a player's seat may go to a bot in a match (resolved).
+    no_show_missed_turns: int = 2
+    #: What the organiser says of it (0-500 characters), and its category (a slug, "" none).
+    description: str = ""
+    category: str = ""
+
+
+@dataclass(frozen=True)
+class Listing:
+    """ListTournaments' filters besides the states: a category ("" for any) and time windows
+    (microseconds; None for no bound), each ``[after, before)``."""
+
+    category: str = ""
+    created_after_us: int | None = None
+    created_before_us: int | None = None
+    started_after_us: int | None = None
+    started_before_us: int | None = None
+
+    def conditions(self) -> list[Any]:
+        c = tournaments.c
+        found: list[Any] = []
+        if self.category:
+            found.append(c.category == self.category)
+        if self.created_after_us is not None:
+            found.append(c.created_us >= self.created_after_us)
+        if self.created_before_us is not None:
+            found.append(c.created_us < self.created_before_us)
+        if self.started_after_us is not None:
+            found.append(c.started_us >= self.started_after_us)
+        if self.started_before_us is not None:
+            found.append(c.started_us < self.started_before_us)
+        return found
 
 
 def _tournament(row: Any) -> TournamentRow:
@@ -320,12 +353,19 @@ class Tournaments:
         return _tournament(row)
 
     async def page(
-        self, states: Sequence[str], after: tuple[int, str] | None, size: int
+        self,
+        states: Sequence[str],
+        after: tuple[int, str] | None,
+        size: int,
+        listed: Listing | None = None,
     ) -> tuple[list[TournamentRow], tuple[int, str] | None]:
-        """Tournaments newest first, after the key ``(created_us, id)``."""
+        """Tournaments newest first, after the key ``(created_us, id)``, of ``listed``'s
+        category and time windows."""
         query = select(tournaments)
         if states:
             query = query.where(tournaments.c.state.in_(states))
+        if listed is not None:
+            query = query.where(*listed.conditions())
         if after is not None:
             created, tournament_id = after
             query = query.where(
@@ -391,6 +431,95 @@ class Tournaments:
                 select(tournaments.c.tournament_id).where(tournaments.c.state == RUNNING)
             )
             return [str(value) for value in found.scalars()]
+
+    async def seat_events(
+        self, tables_by_player: dict[str, str], since_us: int = 0
+    ) -> dict[str, list[tuple[int, int]]]:
+        """What each player's table told the lobby of their seat (``lobby.no_shows``): for each
+        player of ``tables_by_player`` (player: table), (the table's event number, kind) of
+        their recorded events from that table (those from ``since_us`` on)."""
+        found: dict[str, list[tuple[int, int]]] = {player: [] for player in tables_by_player}
+        if not tables_by_player:
+            return found
+        async with self.database.read() as session:
+            rows = await session.execute(
+                select(
+                    player_events.c.player_id, player_events.c.kind, player_events.c.cause
+                ).where(
+                    player_events.c.player_id.in_(sorted(tables_by_player)),
+                    player_events.c.kind.in_(no_shows.KINDS),
+                    player_events.c.cause.is_not(None),
+                    player_events.c.time_us >= since_us,
+                )
+            )
+            for player_id, kind, cause in rows:
+                number = no_shows.table_sequence(str(cause), tables_by_player[player_id])
+                if number is not None:
+                    found[player_id].append((number, int(kind)))
+        return found
+
+    async def forfeit(self, tournament_id: str, player_ids: Sequence[str], holder: str) -> None:
+        """Forfeit ``player_ids`` under the tournament's no-show policy (fenced)."""
+        if not player_ids:
+            return
+
+        async def work(session: AsyncConnection) -> None:
+            await self._fence(session, tournament_id, holder)
+            await session.execute(
+                update(tournament_players)
+                .where(
+                    tournament_players.c.tournament_id == tournament_id,
+                    tournament_players.c.player_id.in_(list(player_ids)),
+                )
+                .values(forfeited=True)
+            )
+
+        await self.database.transaction(work)
+
+    async def unreported_rankings(self) -> list[str]:
+        """Finished tournaments whose final ranking the scoring service has not yet recorded."""
+        async with self.database.read() as session:
+            found = await session.execute(
+                select(tournaments.c.tournament_id).where(
+                    tournaments.c.state == FINISHED,
+                    tournaments.c.ranking_reported == False,  # noqa: E712
+                )
+            )
+            return [str(value) for value in found.scalars()]
+
+    async def final_ranking(self, tournament_id: str) -> list[tuple[int, str, str, bool]]:
+        """A finished tournament's final ranking, ``(place, player, name, forfeited)``, best
+        first."""
+        async with self.database.read() as session:
+            found = await session.execute(
+                select(
+                    tournament_players.c.final_rank,
+                    tournament_players.c.player_id,
+                    tournament_players.c.display_name,
+                    tournament_players.c.forfeited,
+                )
+                .where(
+                    tournament_players.c.tournament_id == tournament_id,
+                    tournament_players.c.final_rank.is_not(None),
+                )
+                .order_by(tournament_players.c.final_rank)
+            )
+            return [
+                (int(rank), str(player), str(name), bool(forfeited))
+                for rank, player, name, forfeited in found
+            ]
+
+    async def ranking_reported(self, tournament_id: str) -> None:
+        """The scoring service has recorded the tournament's final ranking."""
+
+        async def work(session: AsyncConnection) -> None:
+            await session.execute(
+                update(tournaments)
+                .where(tournaments.c.tournament_id == tournament_id)
+                .values(ranking_reported=True)
+            )
+
+        await self.database.transaction(work)
 
     async def acquire_lease(self, tournament_id: str, holder: str) -> bool:
         """Take or renew the lease on ``tournament_id``: True if ``holder`` has it now."""
@@ -551,9 +680,14 @@ class Tournaments:
         self._events.wakes.wake(told)
 
     async def table_finished(
-        self, table: RoundTable, lines: Sequence[bracket.MatchLine], holder: str
+        self,
+        table: RoundTable,
+        lines: Sequence[bracket.MatchLine],
+        holder: str,
+        forfeited: Sequence[str] = (),
     ) -> None:
-        """Record a finished table's result: each player's line of the match."""
+        """Record a finished table's result: each player's line of the match, and the players
+        it forfeited under the no-show policy (``lobby.no_shows``), in one transaction."""
 
         async def work(session: AsyncConnection) -> None:
             await self._fence(session, table.tournament_id, holder)
@@ -567,6 +701,15 @@ class Tournaments:
             )
             if result.rowcount != 1:
                 return  # recorded already
+            if forfeited:
+                await session.execute(
+                    update(tournament_players)
+                    .where(
+                        tournament_players.c.tournament_id == table.tournament_id,
+                        tournament_players.c.player_id.in_(list(forfeited)),
+                    )
+                    .values(forfeited=True)
+                )
             for line in lines:
                 await session.execute(
                     update(tournament_players)
@@ -607,13 +750,25 @@ class Tournaments:
             rows = list(found)
             if not rows or any(row.state != FINISHED for row in rows):
                 return False
+            forfeited = set(
+                (
+                    await session.scalars(
+                        select(tournament_players.c.player_id).where(
+                            tournament_players.c.tournament_id == tournament_id,
+                            tournament_players.c.forfeited == True,  # noqa: E712
+                        )
+                    )
+                ).all()
+            )
             advancing: list[str] = []
             entrants: list[str] = []
             for row in rows:
                 lines = [bracket.MatchLine(**line) for line in json.loads(row.result or "[]")]
                 entrants += [player for player in json.loads(row.seats) if player]
-                advancing += bracket.advancing(lines, row.advance)
+                advancing += bracket.advancing(lines, row.advance, forfeited)
             last = bracket.is_last_round(round_number, len(entrants), tournament.planned_rounds)
+            # Every player of the round forfeited: nobody is left to play on.
+            last = last or not advancing
             # In the last round nobody advances; everyone but the winner is out (below).
             out = [] if last else [player for player in entrants if player not in set(advancing)]
             if out:
@@ -649,6 +804,7 @@ class Tournaments:
                 )
             )
             ranked = bracket.standings((_entry(row) for row in everyone), started=True)
+            winner = next((entry.player_id for _, entry in ranked if not entry.forfeited), "")
             for rank, entry in ranked:
                 await session.execute(
                     update(tournament_players)
@@ -656,7 +812,7 @@ class Tournaments:
                         tournament_players.c.tournament_id == tournament_id,
                         tournament_players.c.player_id == entry.player_id,
                     )
-                    .values(final_rank=rank, eliminated=rank != 1)
+                    .values(final_rank=rank, eliminated=entry.player_id != winner)
                 )
                 await self._tell(
                     session,
@@ -674,7 +830,7 @@ class Tournaments:
                 .where(tournaments.c.tournament_id == tournament_id)
                 .values(
                     state=FINISHED,
-                    winner_player_id=ranked[0][1].player_id if ranked else "",
+                    winner_player_id=winner,
                     finished_us=now_us(),
                 )
             )
@@ -726,7 +882,8 @@ def _entry(row: Any) -> bracket.Entry:
         match_total=row.match_total,
         hands_finished=row.hands_finished,
         penalty_points=row.penalty_points,
+        forfeited=bool(row.forfeited),
     )
 
 
-__all__ = ["NewTournament", "Tournaments"]
+__all__ = ["Listing", "NewTournament", "Tournaments"]
