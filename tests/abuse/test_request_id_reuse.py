@@ -236,6 +236,22 @@ def register_for_tournament(world: World) -> Reuse:
     return Reuse(guest.auth, first, _with(first, tournament_id=cups[1]))
 
 
+def unregister_from_tournament(world: World) -> Reuse:
+    host, guest = _organiser(world, "cup"), _guest(world, "player")
+    cups = [_tournament(world, host) for _ in range(2)]
+    for cup in cups:
+        world.ok(
+            "lobby",
+            "RegisterForTournament",
+            lobby_pb2.RegisterForTournamentRequest(request_id=_rid("r"), tournament_id=cup),
+            guest.auth,
+        )
+    first = lobby_pb2.UnregisterFromTournamentRequest(
+        request_id=_rid("UnregisterFromTournament"), tournament_id=cups[0]
+    )
+    return Reuse(guest.auth, first, _with(first, tournament_id=cups[1]))
+
+
 def cancel_tournament(world: World) -> Reuse:
     host = _organiser(world, "cup")
     cups = [_tournament(world, host) for _ in range(2)]
@@ -461,6 +477,7 @@ RECIPES: dict[tuple[str, str], Callable[[World], Reuse]] = {
     ("lobby", "RevokeOrganiser"): revoke_organiser,
     ("lobby", "CreateTournament"): create_tournament,
     ("lobby", "RegisterForTournament"): register_for_tournament,
+    ("lobby", "UnregisterFromTournament"): unregister_from_tournament,
     ("lobby", "StartTournament"): start_tournament,
     ("lobby", "CancelTournament"): cancel_tournament,
     ("lobby", "RecordPlayerEvents"): record_player_events,

@@ -93,6 +93,7 @@ SERVICES: dict[str, set[str]] = {
         "AdjustChips",
         "ListStakeLevels",
         "RecordTableChips",
+        "UnregisterFromTournament",
     },
     "ScoringService": {
         "RecordHand",

@@ -344,6 +344,12 @@ TEMPLATES: Final[dict[tuple[str, str], Template]] = {
         lobby_pb2.RegisterForTournamentRequest(request_id=_fresh(), tournament_id=w.tournament_id),
         "stranger",
     ),
+    ("lobby", "UnregisterFromTournament"): lambda w: (
+        lobby_pb2.UnregisterFromTournamentRequest(
+            request_id=_fresh(), tournament_id=w.tournament_id
+        ),
+        "stranger",
+    ),
     ("lobby", "GetTournamentStandings"): lambda w: (
         lobby_pb2.GetTournamentStandingsRequest(tournament_id=w.tournament_id, page_size=1),
         "stranger",

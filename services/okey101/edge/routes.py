@@ -45,6 +45,7 @@ PUBLIC: Final[Mapping[str, tuple[str, ...]]] = {
         "GetQuickMatchStatus",
         "CreateTournament",
         "RegisterForTournament",
+        "UnregisterFromTournament",
         "StartTournament",
         "CancelTournament",
         "GetTournament",

@@ -191,6 +191,10 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "Tournament {tournament_id} is full ({max_players} players).",
         "tr": "{tournament_id} turnuvası dolu ({max_players} oyuncu).",
     },
+    "NOT_REGISTERED": {
+        "en": "You are not registered for tournament {tournament_id}.",
+        "tr": "{tournament_id} turnuvasına kayıtlı değilsin.",
+    },
     "TOURNAMENT_NOT_REGISTERING": {
         "en": "Tournament {tournament_id} no longer takes registrations (it is {state}).",
         "tr": "{tournament_id} turnuvası artık kayıt almıyor (durumu: {state}).",

@@ -91,6 +91,7 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
     "RevokeOrganiser": ("service",),
     "CreateTournament": _PLAYER_OR_SERVICE,
     "RegisterForTournament": _PLAYER,
+    "UnregisterFromTournament": _PLAYER,
     "StartTournament": _PLAYER_OR_SERVICE,
     "CancelTournament": _PLAYER_OR_SERVICE,
     "GetTournament": _PLAYER_OR_SERVICE,

@@ -1,4 +1,5 @@
-"""LobbyService's tournaments: CreateTournament, RegisterForTournament, StartTournament,
+"""LobbyService's tournaments: CreateTournament, RegisterForTournament,
+UnregisterFromTournament, StartTournament,
 CancelTournament, GetTournament, ListTournaments, GetTournamentStandings (the store is
 ``lobby.stores.tournaments``, the bracket ``lobby.bracket``, the driving
 ``lobby.tournament_driver``; docs/lobby.md, Tournaments)."""
@@ -178,6 +179,34 @@ class TournamentCalls(LobbyCalls):
                 return lobby_pb2.RegisterForTournamentResponse(tournament=tournament)
 
             return await answers.kept_after(self.database, call, register)
+
+        return await self._answer(request, context, work)
+
+    async def UnregisterFromTournament(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.UnregisterFromTournamentRequest, context: Context
+    ) -> lobby_pb2.UnregisterFromTournamentResponse:
+        async def work() -> lobby_pb2.UnregisterFromTournamentResponse:
+            check_request_id(request.request_id)
+            tournament_id = checks.identifier(request.tournament_id, "tournament_id")
+            player = await self._caller()
+            call = answers.once(
+                "UnregisterFromTournament",
+                f"player:{player.player_id}",
+                request,
+                lobby_pb2.UnregisterFromTournamentResponse,
+            )
+
+            stored = await answers.peek(self.database, call)
+            if stored is not None:
+                return stored
+            return await self.repository.tournaments.unregister(
+                tournament_id,
+                player.player_id,
+                call,
+                lambda row, pool: lobby_pb2.UnregisterFromTournamentResponse(
+                    tournament=tournament_message(row, [], pool)
+                ),
+            )
 
         return await self._answer(request, context, work)
 

@@ -235,6 +235,65 @@ class Tournaments:
 
         await self.database.transaction(work)
 
+    async def unregister(
+        self,
+        tournament_id: str,
+        player_id: str,
+        call: Once[CallKey, _M],
+        respond: Callable[[TournamentRow, int], _M],
+    ) -> _M:
+        """Unregister ``player_id`` from a tournament still registering, in one transaction
+        with the tournament locked: their row goes, ``registered`` goes down, the later
+        registrations move up one (they stay 1, 2, 3, ...), and the entry fee they paid is
+        refunded. TOURNAMENT_NOT_REGISTERING after the start, NOT_REGISTERED if they are
+        not registered. The answer (``respond`` of the tournament after it and its prize pool)
+        is stored in the same transaction, so a retry gets it even if the first call's answer
+        was lost."""
+
+        async def work(session: AsyncConnection) -> _M:
+            tournament = await self._tournament_for_update(session, tournament_id)
+            stored = await ANSWERS.claim(session, call)
+            if stored is not None:
+                return stored
+            if tournament.state != REGISTERING:
+                raise Conflict(
+                    "TOURNAMENT_NOT_REGISTERING",
+                    tournament_id=tournament_id,
+                    state=tournament.state,
+                )
+            p = tournament_players.c
+            number = await session.scalar(
+                select(p.registration).where(
+                    p.tournament_id == tournament_id, p.player_id == player_id
+                )
+            )
+            if number is None:
+                raise Conflict("NOT_REGISTERED", tournament_id=tournament_id)
+            await session.execute(
+                delete(tournament_players).where(
+                    p.tournament_id == tournament_id, p.player_id == player_id
+                )
+            )
+            await session.execute(
+                update(tournament_players)
+                .where(p.tournament_id == tournament_id, p.registration > number)
+                .values(registration=p.registration - 1)
+            )
+            await session.execute(
+                update(tournaments)
+                .where(tournaments.c.tournament_id == tournament_id)
+                .values(registered=tournament.registered - 1)
+            )
+            await tournament_chips.refund_entry(
+                session, tournament_id=tournament_id, player_id=player_id, now_us=now_us()
+            )
+            pool = await tournament_chips.prize_pool(session, tournament_id)
+            answer = respond(await self._tournament_for_update(session, tournament_id), pool)
+            await ANSWERS.remember(session, call, answer)
+            return answer
+
+        return await self.database.transaction(work)
+
     async def start(
         self,
         tournament_id: str,
