@@ -23,6 +23,7 @@ from okey101.lobby.models import push_devices, push_outbox
 from okey101.platform.auth import TokenIssuer, dev_signing_key
 
 from support.chips import ChipsWorld, chips_world, database_for
+from support.databases import fresh_database
 from support.lobby import Client, bearer, lobby_client, lobby_settings
 from support.push_servers import Providers, local_providers
 
@@ -175,6 +176,17 @@ class Stream:
 def stream() -> Callable[[Client, str], Stream]:
     """``stream(client, access_token)``: a WatchPlayer stream (``Stream``)."""
     return Stream
+
+
+# ---------------------------------------------------------------------------------------------
+# Tournaments (``test_tournament_*.py``)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def tournament_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The lobby's database for a tournament test: a SQLite file, or a PostgreSQL database of
+    this test's own, dropped after it (skipped without ``OKEY_TEST_DATABASE_URL``)."""
+    yield from fresh_database(request.param, tmp_path, "lobby")
 
 
 # ---------------------------------------------------------------------------------------------

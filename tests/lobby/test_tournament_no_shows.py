@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 from okey.v1 import common_pb2, lobby_pb2, scoring_pb2, scoring_pb2_grpc, table_pb2
 from sqlalchemy import func, select
 
@@ -22,8 +20,7 @@ from okey101.platform.auth import TokenIssuer, dev_signing_key
 from okey101.platform.database import Database
 from okey101.stack import free_port
 
-from support.databases import fresh_database
-from support.lobby import bearer, lobby_client, refused, run
+from support.lobby import bearer, lobby_client, refused, run, until
 from support.lobby_peers import lobby_for, peers_running, play_seat
 
 TURN_SECONDS = 3
@@ -36,22 +33,6 @@ ONE_HAND = common_pb2.RuleSet(
 TURN = lobby_pb2.PLAYER_EVENT_KIND_TURN_STARTED
 AWAY = lobby_pb2.PLAYER_EVENT_KIND_SEAT_AWAY
 BACK = lobby_pb2.PLAYER_EVENT_KIND_SEAT_BACK
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    yield from fresh_database(request.param, tmp_path, "lobby")
-
-
-async def until(predicate: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.1)
 
 
 def _service_auth(var_dir: Path) -> tuple[tuple[str, str], ...]:
@@ -73,7 +54,7 @@ def test_the_policy_forfeits_a_missed_start_too_many_losses_of_the_seat_or_a_dro
 
 
 def test_a_no_show_is_forfeited_after_one_missed_turn_never_advances_and_is_ranked_last(
-    tmp_path: Path, database_url: str
+    tmp_path: Path, tournament_database: str
 ) -> None:
     """Eight guests, one advancing per table; the first registered never acts. Their seat goes
     to a bot after one missed turn (one TURN_TIMED_OUT, then SEAT_AWAY: a tournament's table
@@ -84,7 +65,7 @@ def test_a_no_show_is_forfeited_after_one_missed_turn_never_advances_and_is_rank
 
     async def scenario() -> None:
         port = free_port()
-        settings = {"port": port, "database_url": database_url}
+        settings = {"port": port, "database_url": tournament_database}
         async with (
             peers_running(tmp_path, lobby_address=f"127.0.0.1:{port}") as peers,
             lobby_client(lobby_for(tmp_path, peers, **settings)) as client,
@@ -206,7 +187,7 @@ def test_a_no_show_is_forfeited_after_one_missed_turn_never_advances_and_is_rank
             ]
 
             # Bad policies: refused with a reason and sentences, nothing written.
-            database = Database(database_url)
+            database = Database(tournament_database)
             try:
                 async with database.read() as session:
                     before = (

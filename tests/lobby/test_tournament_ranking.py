@@ -5,21 +5,16 @@ were paid from that ranking."""
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 from okey.v1 import common_pb2, lobby_pb2, scoring_pb2, scoring_pb2_grpc
 
 from okey101.platform.auth import TokenIssuer, dev_signing_key
 from okey101.table.service import TableOptions
 
-from support.databases import fresh_database
-from support.lobby import bearer, lobby_client, refused, run
+from support.lobby import bearer, lobby_client, refused, run, until
 from support.lobby_peers import lobby_for, peers_running
 
 ONE_HAND = common_pb2.RuleSet(
@@ -38,28 +33,12 @@ QUICK = TableOptions(
 )
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    yield from fresh_database(request.param, tmp_path, "lobby")
-
-
-async def until(predicate: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.1)
-
-
 def _service_auth(var_dir: Path) -> tuple[tuple[str, str], ...]:
     return bearer(TokenIssuer(dev_signing_key(var_dir)).issue("service:test", "service"))
 
 
 def test_lobby_and_scoring_serve_one_final_ranking_place_by_place(
-    tmp_path: Path, database_url: str
+    tmp_path: Path, tournament_database: str
 ) -> None:
     """Sixteen guests, one advancing per table: four tables, then the final. Once it has
     finished, scoring's whole-tournament standings are the lobby's final places (``final``
@@ -69,7 +48,7 @@ def test_lobby_and_scoring_serve_one_final_ranking_place_by_place(
     async def scenario() -> None:
         async with (
             peers_running(tmp_path, options=QUICK) as peers,
-            lobby_client(lobby_for(tmp_path, peers, database_url=database_url)) as client,
+            lobby_client(lobby_for(tmp_path, peers, database_url=tournament_database)) as client,
         ):
             stub = client.stub
             service = _service_auth(tmp_path)

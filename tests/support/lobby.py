@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -109,6 +110,19 @@ async def make_organiser(stub: Any, guest: Any, operator: tuple[tuple[str, str],
         metadata=operator,
         timeout=30,
     )
+
+
+async def until(predicate: Any, timeout: float, what: str) -> Any:
+    """``await predicate()`` again every 0.1 s until it is truthy: its value (AssertionError
+    naming ``what`` after ``timeout`` seconds)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.1)
 
 
 def run(coroutine: Any) -> Any:
