@@ -12,6 +12,19 @@ from pathlib import Path
 from okey101.cli.command import CommandError, Commands, Handler, positive_int, rule_override
 
 
+def _add_databases_and_json(parser: argparse.ArgumentParser, *, several: bool) -> None:
+    """``--sqlite``, ``--database-url`` and ``--json``, as every bench that starts services
+    takes them (``several``: a database per service, else the one)."""
+    made = ("SQLite files", "databases") if several else ("a SQLite file", "database")
+    parser.add_argument("--sqlite", action="store_true", help=f"{made[0]}, not PostgreSQL")
+    parser.add_argument(
+        "--database-url",
+        help=f"the PostgreSQL server to make the {made[1]} on (default: "
+        "OKEY_TEST_DATABASE_URL, else postgresql://postgres@127.0.0.1:5432/test)",
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+
+
 def _add_played_bench(
     targets: Commands,
     name: str,
@@ -252,13 +265,7 @@ def _add_bench_load(targets: Commands) -> None:
         help="chips each seat stakes (one of the lobby's stake levels; each player is granted "
         "100 stakes first); the run ends with the chips audit (chips_balanced)",
     )
-    parser.add_argument("--sqlite", action="store_true", help="SQLite files, not PostgreSQL")
-    parser.add_argument(
-        "--database-url",
-        help="the PostgreSQL server to make the databases on (default: OKEY_TEST_DATABASE_URL, "
-        "else postgresql://postgres@127.0.0.1:5432/test)",
-    )
-    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    _add_databases_and_json(parser, several=True)
     parser.set_defaults(handler=_bench_load)
 
 
@@ -299,13 +306,7 @@ def _add_bench_players(targets: Commands) -> None:
         default=100,
         help="streams a connection carries (default 100; 1: a connection a player)",
     )
-    parser.add_argument("--sqlite", action="store_true", help="a SQLite file, not PostgreSQL")
-    parser.add_argument(
-        "--database-url",
-        help="the PostgreSQL server to make the database on (default: OKEY_TEST_DATABASE_URL, "
-        "else postgresql://postgres@127.0.0.1:5432/test)",
-    )
-    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    _add_databases_and_json(parser, several=False)
     parser.set_defaults(handler=_bench_players)
 
 
@@ -356,13 +357,7 @@ def _add_bench_tournament(targets: Commands) -> None:
         default=0,
         help="the rule set's turn timer (0: the table service's default)",
     )
-    parser.add_argument("--sqlite", action="store_true", help="SQLite files, not PostgreSQL")
-    parser.add_argument(
-        "--database-url",
-        help="the PostgreSQL server to make the databases on (default: OKEY_TEST_DATABASE_URL, "
-        "else postgresql://postgres@127.0.0.1:5432/test)",
-    )
-    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    _add_databases_and_json(parser, several=True)
     parser.set_defaults(handler=_bench_tournament)
 
 
@@ -391,13 +386,7 @@ def _add_bench_core(targets: Commands) -> None:
     )
     parser.add_argument("--tables", type=positive_int, default=10, help="tables at once")
     parser.add_argument("--seconds", type=float, default=10.0, help="seconds played")
-    parser.add_argument("--sqlite", action="store_true", help="a SQLite file, not PostgreSQL")
-    parser.add_argument(
-        "--database-url",
-        help="the PostgreSQL server to make the database on (default: OKEY_TEST_DATABASE_URL, "
-        "else postgresql://postgres@127.0.0.1:5432/test)",
-    )
-    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    _add_databases_and_json(parser, several=False)
     parser.set_defaults(handler=_bench_core)
 
 
