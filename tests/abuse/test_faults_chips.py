@@ -59,14 +59,13 @@ import asyncio
 import collections
 import contextlib
 import json
-import os
 import random
 import signal
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -77,7 +76,6 @@ import pytest
 from okey.v1 import common_pb2, lobby_pb2, lobby_pb2_grpc, table_pb2, table_pb2_grpc
 from sqlalchemy import func, select
 
-from okey101.bench.load_stack import temporary_databases
 from okey101.client.errors import Rejection
 from okey101.lobby.chips.audit import audit_chips, snapshot
 from okey101.lobby.models import (
@@ -91,14 +89,13 @@ from okey101.lobby.models import (
 )
 from okey101.platform.auth import TokenIssuer, dev_signing_key
 from okey101.platform.database import Database, sqlite_url
-from okey101.stack import FAST, LocalStack, free_port, local_stack, wait_serving
+from okey101.stack import FAST, LocalStack, wait_serving
 from okey101.table.models import outbox, tables
 
-from support.databases import TEST_DATABASE_ENV
+from support.lobby_process import SecondLobby, running
 
 pytestmark = pytest.mark.slow
 
-SERVICES: Final = ("rules", "bot", "scoring", "table", "lobby")
 SEED: Final = 36
 STARTING_GRANT: Final = 1000
 FEE_PERCENT: Final = 5
@@ -149,63 +146,6 @@ Metadata = tuple[tuple[str, str], ...]
 
 # --------------------------------------------------------------------------------------------
 # The stack
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def databases(request: pytest.FixtureRequest) -> Iterator[dict[str, str] | None]:
-    """None (SQLite files under the var dir), or one PostgreSQL database per stateful service,
-    dropped afterwards."""
-    if request.param == "sqlite":
-        yield None
-        return
-    base = os.environ.get(TEST_DATABASE_ENV)
-    if not base:
-        pytest.skip(f"{TEST_DATABASE_ENV} is not set: the PostgreSQL run is skipped")
-    with temporary_databases(base, "okey_chips_faults") as urls:
-        yield urls
-
-
-class SecondLobby:
-    """Another lobby process on the stack's database (a second pod), on ports of its own."""
-
-    def __init__(self, stack: LocalStack) -> None:
-        self.stack = stack
-        self.address = f"127.0.0.1:{free_port()}"
-        self.log = stack.var_dir / "logs" / "lobby-b.log"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> subprocess.Popen[bytes]:
-        port = self.address.rsplit(":", 1)[1]
-        command = [sys.executable, "-m", "okey101.cli", "serve", "lobby", "--port", port]
-        command += ["--metrics-port", "0", "--jwks-port", "0", "--var-dir", str(self.stack.var_dir)]
-        with open(self.log, "ab") as handle:
-            self.process = subprocess.Popen(
-                command, env=self.stack.env, stdout=handle, stderr=subprocess.STDOUT
-            )
-        return self.process
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
-@contextlib.contextmanager
-def running(var_dir: Path, databases: dict[str, str] | None) -> Iterator[LocalStack]:
-    """The five services as processes; their logs' ends printed if the test fails."""
-    environment = dict(ENVIRONMENT)
-    for service, url in (databases or {}).items():
-        environment[f"OKEY_{service.upper()}_DATABASE_URL"] = url
-    with local_stack(var_dir, env=environment, services=SERVICES) as stack:
-        try:
-            yield stack
-        except BaseException:
-            print(stack.logs(60))
-            raise
 
 
 def database_urls(stack: LocalStack, databases: dict[str, str] | None) -> tuple[str, str]:
@@ -868,14 +808,14 @@ async def check_books(
 
 
 def test_tables_lobbies_and_scoring_killed_mid_start_and_mid_payout_lose_no_chip(
-    tmp_path: Path, databases: dict[str, str] | None
+    tmp_path: Path, stack_databases: dict[str, str] | None
 ) -> None:
     """See the module docstring."""
-    two_lobbies = databases is not None
+    two_lobbies = stack_databases is not None
     rng = random.Random(SEED)
 
     async def scenario(stack: LocalStack, second: SecondLobby | None) -> None:
-        lobby_url, table_url = database_urls(stack, databases)
+        lobby_url, table_url = database_urls(stack, stack_databases)
         token = TokenIssuer(dev_signing_key(stack.var_dir)).issue("service:test", "service")
         lobbies = [stack.address("lobby")] + ([second.address] if second else [])
         calls = Calls(lobbies, stack.address("table"), (("authorization", f"Bearer {token}"),))
@@ -942,7 +882,7 @@ def test_tables_lobbies_and_scoring_killed_mid_start_and_mid_payout_lose_no_chip
         await lobby.dispose()
         await table.dispose()
 
-    with running(tmp_path, databases) as stack:
+    with running(tmp_path, stack_databases, ENVIRONMENT, log_lines=60) as stack:
         second = SecondLobby(stack) if two_lobbies else None
         try:
             if second is not None:

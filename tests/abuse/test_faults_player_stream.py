@@ -29,13 +29,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import os
 import signal
-import subprocess
-import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,19 +41,17 @@ import pytest
 from okey.v1 import common_pb2, lobby_pb2, lobby_pb2_grpc, table_pb2, table_pb2_grpc
 from sqlalchemy import func, select
 
-from okey101.bench.load_stack import temporary_databases
 from okey101.engine.bots.entry_points import fallback_decision
 from okey101.lobby.models import player_cursors, player_events, queue
 from okey101.platform import convert
 from okey101.platform.auth import TokenIssuer, dev_signing_key
 from okey101.platform.database import Database, sqlite_url
-from okey101.stack import LocalStack, free_port, local_stack, wait_serving
+from okey101.stack import LocalStack, wait_serving
 
-from support.databases import TEST_DATABASE_ENV
+from support.lobby_process import SecondLobby, running
 
 pytestmark = pytest.mark.slow
 
-SERVICES = ("rules", "bot", "scoring", "table", "lobby")
 ENVIRONMENT = {
     "OKEY_LOG_LEVEL": "info",
     "OKEY_TABLE_BOT_MOVE_SECONDS": "0",
@@ -85,65 +79,6 @@ SEATED = lobby_pb2.PLAYER_EVENT_KIND_QUICK_MATCH_SEATED
 
 # --------------------------------------------------------------------------------------------
 # The stack
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def lobby_databases(request: pytest.FixtureRequest) -> Iterator[dict[str, str] | None]:
-    """None (SQLite files under the var dir), or one PostgreSQL database per stateful service."""
-    if request.param == "sqlite":
-        yield None
-        return
-    base = os.environ.get(TEST_DATABASE_ENV)
-    if not base:
-        pytest.skip(f"{TEST_DATABASE_ENV} is not set: two lobby processes need PostgreSQL")
-    with temporary_databases(base, "okey_player_faults") as urls:
-        yield urls
-
-
-class LobbyProcess:
-    """Another lobby process on the stack's database (a second pod), on ports of its own."""
-
-    def __init__(self, stack: LocalStack) -> None:
-        self.stack = stack
-        self.address = f"127.0.0.1:{free_port()}"
-        self.log = stack.var_dir / "logs" / "lobby-b.log"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        port = self.address.rsplit(":", 1)[1]
-        command = [sys.executable, "-m", "okey101.cli", "serve", "lobby", "--port", port]
-        command += ["--metrics-port", "0", "--jwks-port", "0", "--var-dir", str(self.stack.var_dir)]
-        with open(self.log, "ab") as handle:
-            self.process = subprocess.Popen(
-                command, env=self.stack.env, stdout=handle, stderr=subprocess.STDOUT
-            )
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
-@contextlib.contextmanager
-def running(var_dir: Path, databases: dict[str, str] | None) -> Iterator[LocalStack]:
-    """The five services as processes; their logs' ends printed if the test fails."""
-    environment = dict(ENVIRONMENT)
-    for service, url in (databases or {}).items():
-        environment[f"OKEY_{service.upper()}_DATABASE_URL"] = url
-    with local_stack(var_dir, env=environment, services=SERVICES) as stack:
-        try:
-            yield stack
-        except BaseException:
-            print(stack.logs())
-            raise
-
-
-# --------------------------------------------------------------------------------------------
-# The clients
 
 
 class Lobbies:
@@ -376,15 +311,15 @@ async def lobby_figures(url: str, player_id: str) -> tuple[int, int, set[str]]:
 
 
 def test_a_lobby_killed_mid_flow_the_resumed_player_streams_lose_and_repeat_nothing(
-    tmp_path: Path, lobby_databases: dict[str, str] | None
+    tmp_path: Path, stack_databases: dict[str, str] | None
 ) -> None:
     """See the module docstring. A few seconds of play, SIGKILL to the lobby (the one every
     stream is on, and the table's outbox's), five seconds of play without it (on PostgreSQL
     the streams and the queue move to the second lobby), the lobby started again, a few more
     seconds, then every guest's last table closed and the outbox drained."""
-    two_lobbies = lobby_databases is not None
+    two_lobbies = stack_databases is not None
 
-    async def scenario(stack: LocalStack, second: LobbyProcess | None) -> None:
+    async def scenario(stack: LocalStack, second: SecondLobby | None) -> None:
         first = stack.address("lobby")
         lobbies = Lobbies([first, second.address] if second else [first])
         channel = grpc.aio.insecure_channel(stack.address("table"), options=CHANNEL_OPTIONS)
@@ -436,7 +371,7 @@ def test_a_lobby_killed_mid_flow_the_resumed_player_streams_lose_and_repeat_noth
         await asyncio.wait_for(asyncio.gather(*playing), 60)
 
         url = (
-            lobby_databases["lobby"] if lobby_databases else sqlite_url(stack.var_dir / "lobby.db")
+            stack_databases["lobby"] if stack_databases else sqlite_url(stack.var_dir / "lobby.db")
         )
         # Every table's log, and what it owes each player; then the outbox drains.
         expected: dict[str, collections.Counter[tuple[Any, ...]]] = {}
@@ -491,8 +426,8 @@ def test_a_lobby_killed_mid_flow_the_resumed_player_streams_lose_and_repeat_noth
         await lobbies.close()
         await channel.close()
 
-    with running(tmp_path, lobby_databases) as stack:
-        second = LobbyProcess(stack) if two_lobbies else None
+    with running(tmp_path, stack_databases, ENVIRONMENT) as stack:
+        second = SecondLobby(stack) if two_lobbies else None
         try:
             if second is not None:
                 second.start()
