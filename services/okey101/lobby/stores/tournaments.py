@@ -8,6 +8,12 @@ transaction, so a retry gets it even if the first call's answer was lost. While 
 runs, only the holder of its lease drives it, and every one of the driver's writes is fenced by
 the lease in the same transaction (``_fence`` renews it, or raises ``LeaseLost``): a pod that
 lost the lease changes nothing.
+
+It is one module past 900 lines because it is one aggregate: every change of a tournament
+(registering and unregistering with their entry fees, the start, a cancel with its refunds, the
+driver's rounds, forfeits, the final ranking with its prizes) locks the same row and must see
+the others' rules in its one transaction; split by step, each part would re-read and re-check
+what the others decide.
 """
 
 from __future__ import annotations
