@@ -6,8 +6,7 @@ from the entries alone (``okey101 audit chips``' check)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +16,9 @@ from sqlalchemy import select
 
 from okey101.lobby.chips import accounts
 from okey101.lobby.models import tournament_players
-from okey101.stack import free_port
 
-from support.chips import ChipsWorld, Player, service_token
-from support.lobby import lobby_client, make_organiser, refused, run
-from support.lobby_peers import lobby_for, peers_running
+from support.chips import ChipsWorld, Player, chips_world_with_tables
+from support.lobby import make_organiser, refused, run
 
 FEE = 50
 REFUND = lobby_pb2.WALLET_ENTRY_REASON_REFUND
@@ -82,22 +79,7 @@ async def _balanced(world: ChipsWorld) -> None:
     assert report.chips_balanced, report.differences
 
 
-@asynccontextmanager
-async def _with_tables(tmp_path: Path, database_url: str) -> AsyncIterator[ChipsWorld]:
-    """A lobby on ``database_url`` with the table and scoring services it starts tournaments
-    on (on PostgreSQL, the same database, their tables prefixed apart)."""
-    port = free_port()
-    table_url = None if database_url.startswith("sqlite") else database_url
-    async with (
-        peers_running(tmp_path, table_url, lobby_address=f"127.0.0.1:{port}") as peers,
-        lobby_client(lobby_for(tmp_path, peers, port=port, database_url=database_url)) as client,
-    ):
-        yield ChipsWorld(
-            client,
-            service_token(tmp_path, "service:table"),
-            service_token(tmp_path, "operator:test"),
-            tmp_path,
-        )
+_with_tables = chips_world_with_tables
 
 
 def test_unregistering_refunds_the_fee_once_and_frees_the_place(

@@ -22,9 +22,11 @@ from okey101.lobby.chips.audit import Audit, audit_chips, snapshot
 from okey101.lobby.records import now_us
 from okey101.platform.auth import TokenIssuer, dev_signing_key
 from okey101.platform.database import Database
+from okey101.stack import free_port
 
 from support.databases import postgres_database
 from support.lobby import Client, bearer, lobby_client, lobby_settings
+from support.lobby_peers import lobby_for, peers_running
 
 Auth = tuple[tuple[str, str], ...]
 SEAT_FREED = lobby_pb2.TABLE_CHIPS_EVENT_KIND_SEAT_FREED
@@ -180,6 +182,24 @@ async def chips_world(
         )
 
 
+@contextlib.asynccontextmanager
+async def chips_world_with_tables(var_dir: Path, database_url: str) -> AsyncIterator[ChipsWorld]:
+    """``chips_world`` with the table and scoring services a tournament starts on (on
+    PostgreSQL in the same database, their tables prefixed apart)."""
+    port = free_port()
+    table_url = None if database_url.startswith("sqlite") else database_url
+    async with (
+        peers_running(var_dir, table_url, lobby_address=f"127.0.0.1:{port}") as peers,
+        lobby_client(lobby_for(var_dir, peers, port=port, database_url=database_url)) as client,
+    ):
+        yield ChipsWorld(
+            client,
+            service_token(var_dir, "service:table"),
+            service_token(var_dir, "operator:test"),
+            var_dir,
+        )
+
+
 __all__ = [
     "ABANDONED",
     "ENDED",
@@ -188,6 +208,7 @@ __all__ = [
     "ChipsWorld",
     "Player",
     "chips_world",
+    "chips_world_with_tables",
     "database_for",
     "record",
     "seat",

@@ -46,6 +46,8 @@ PUBLIC: Final[Mapping[str, tuple[str, ...]]] = {
         "CreateTournament",
         "RegisterForTournament",
         "UnregisterFromTournament",
+        "CheckInToTournament",
+        "StopTournamentSeries",
         "StartTournament",
         "CancelTournament",
         "GetTournament",

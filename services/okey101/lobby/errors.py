@@ -58,6 +58,59 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "A seat is 0, 1, 2 or 3, not {seat}.",
         "tr": "Koltuk 0, 1, 2 ya da 3 olur, {seat} değil.",
     },
+    "BAD_START_TIME": {
+        "en": "The start time {value} is not valid: a tournament's {field} must be in the future "
+        "and at most a year ahead.",
+        "tr": "{value} başlangıç zamanı geçersiz: turnuvanın {field} değeri gelecekte ve en çok "
+        "bir yıl sonra olmalı.",
+    },
+    "BAD_REGISTRATION_WINDOW": {
+        "en": "The registration window is not valid ({problem}): registration opens before a "
+        "scheduled start, and only a tournament with a start_time has a registration_open_time.",
+        "tr": "Kayıt aralığı geçersiz ({problem}): kayıt, planlanmış başlangıçtan önce açılır; "
+        "registration_open_time yalnızca start_time'ı olan bir turnuvada verilebilir.",
+    },
+    "BAD_CHECK_IN_WINDOW": {
+        "en": "A check-in window of {minutes} minutes does not fit: it needs a scheduled start "
+        "and may be at most as long as the registration window ({window} minutes), and at most "
+        "1,440 minutes.",
+        "tr": "{minutes} dakikalık katılım onayı aralığı sığmıyor: planlanmış bir başlangıç "
+        "gerekir ve en çok kayıt aralığı kadar ({window} dakika), en çok da 1.440 dakika olabilir.",
+    },
+    "BAD_RECURRENCE": {
+        "en": "The recurrence is not valid ({problem}): daily or weekly on ISO weekdays 1-7 "
+        "(each once, at least one), a local time as HH:MM, an IANA time zone such as "
+        "Europe/Istanbul, registration opening 0-336 hours ahead, 1-14 occurrences ahead, and "
+        "no start_time or registration_open_time beside it.",
+        "tr": "Tekrar kuralı geçersiz ({problem}): her gün ya da ISO hafta günlerinde (1-7, her "
+        "biri bir kez, en az bir gün) haftalık, SS:DD biçiminde yerel saat, Europe/Istanbul gibi "
+        "bir IANA saat dilimi, kaydın 0-336 saat önce açılması, önceden 1-14 turnuva; yanında "
+        "start_time ya da registration_open_time olmadan.",
+    },
+    "BAD_PRIZE_OVER_ENTRIES": {
+        "en": "The prizes pay more than the entries bring: {fixed} chips in fixed prizes and "
+        "{shares}% of the pool, where {min_players} entrants at the least bring {pool} chips. An "
+        "organiser's prizes come from the entry fees; only an operator guarantees more.",
+        "tr": "Ödüller girişlerin getirdiğinden fazlasını ödüyor: sabit ödüllerde {fixed} çip ve "
+        "havuzun %{shares}'i; en az {min_players} katılımcı {pool} çip getirir. Organizatörün "
+        "ödülleri giriş ücretlerinden gelir; daha fazlasını yalnızca işletmeci garanti eder.",
+    },
+    "REGISTRATION_NOT_OPEN": {
+        "en": "Registration for tournament {tournament_id} opens at {opens}.",
+        "tr": "{tournament_id} turnuvasının kaydı {opens} zamanında açılır.",
+    },
+    "CHECK_IN_NOT_OPEN": {
+        "en": "Check-in for tournament {tournament_id} opens at {opens}.",
+        "tr": "{tournament_id} turnuvasının katılım onayı {opens} zamanında açılır.",
+    },
+    "NO_CHECK_IN": {
+        "en": "Tournament {tournament_id} has no check-in: being registered is enough.",
+        "tr": "{tournament_id} turnuvasında katılım onayı yok: kayıtlı olmak yeterli.",
+    },
+    "SERIES_NOT_FOUND": {
+        "en": "There is no tournament series {series_id}.",
+        "tr": "{series_id} diye bir turnuva serisi yok.",
+    },
     "BAD_NO_SHOW_POLICY": {
         "en": "The no-show policy is not valid: missed_turns is {missed_turns}; a player may lose "
         "their seat to a bot from 1 to {maximum} times in a match before they are forfeited (0 "

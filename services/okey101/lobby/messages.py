@@ -27,6 +27,7 @@ from okey101.lobby.records import (
     TicketStatus,
     Tokens,
     TournamentRow,
+    now_us,
 )
 from okey101.platform import convert
 
@@ -179,9 +180,23 @@ def join_quick_match_answer(status: TicketStatus) -> lobby_pb2.JoinQuickMatchRes
 
 
 def tournament_message(
-    row: TournamentRow, tables: list[RoundTable], prize_pool: int = 0
+    row: TournamentRow,
+    tables: list[RoundTable],
+    prize_pool: int = 0,
+    *,
+    substitutes: int = 0,
+    checked_in: int = 0,
+    recurrence: lobby_pb2.TournamentRecurrence | None = None,
+    now: int | None = None,
 ) -> lobby_pb2.Tournament:
-    """A tournament as lobby.proto describes it, ``prize_pool`` the chips in its pool now."""
+    """A tournament as lobby.proto describes it, ``prize_pool`` the chips in its pool now,
+    ``substitutes`` and ``checked_in`` its counts of those, ``recurrence`` its series'. A
+    registering tournament whose registration opens after ``now`` (default: the clock) is
+    UPCOMING."""
+    state = TOURNAMENT_STATES[row.state]
+    opens = row.registration_opens_us
+    if row.state == REGISTERING and opens is not None and opens > (now or now_us()):
+        state = lobby_pb2.TOURNAMENT_STATE_UPCOMING
     message = lobby_pb2.Tournament(
         tournament_id=row.tournament_id,
         name=row.name,
@@ -190,7 +205,7 @@ def tournament_message(
         ),
         max_players=row.max_players,
         advance_per_table=row.advance_per_table,
-        state=TOURNAMENT_STATES[row.state],
+        state=state,
         registered_players=row.registered,
         current_round=row.current_round,
         winner_player_id=row.winner_player_id,
@@ -204,9 +219,22 @@ def tournament_message(
         description=row.description,
         category=row.category,
         no_show_policy=lobby_pb2.NoShowPolicy(missed_turns=row.no_show_missed_turns),
+        check_in_minutes=row.check_in_seconds // 60,
+        min_players=row.min_players,
+        max_substitutes=row.max_substitutes,
+        substitutes=substitutes,
+        checked_in_players=checked_in,
+        series_id=row.series_id,
+        cancel_reason=row.cancel_reason,
     )
     if row.started_us is not None:
         message.start_time.CopyFrom(timestamp(row.started_us))
+    if row.scheduled_start_us is not None:
+        message.scheduled_start_time.CopyFrom(timestamp(row.scheduled_start_us))
+    if opens is not None:
+        message.registration_open_time.CopyFrom(timestamp(opens))
+    if recurrence is not None:
+        message.recurrence.CopyFrom(recurrence)
     rounds: dict[int, lobby_pb2.TournamentRound] = {}
     for table in tables:
         entry = rounds.get(table.round)

@@ -271,9 +271,41 @@ tournaments = Table(
     # What the organiser says of it (0-500 characters), and its category (a slug, "" for none).
     Column("description", Text, nullable=False, server_default=text("''")),
     Column("category", String(32), nullable=False, server_default=text("''")),
+    # When it starts by itself (None: by hand), and when its registration opens (None: at once).
+    Column("scheduled_start_us", BigInteger, nullable=True),
+    Column("registration_opens_us", BigInteger, nullable=True),
+    # The check-in window before the scheduled start (0: none), and whether its opening has been
+    # told to the registered players.
+    Column("check_in_seconds", Integer, nullable=False, server_default="0"),
+    Column("check_in_told", Boolean, nullable=False, server_default=false()),
+    # The fewest entrants it starts with; the most substitutes it takes once full.
+    Column("min_players", Integer, nullable=False, server_default="2"),
+    Column("max_substitutes", Integer, nullable=False, server_default="0"),
+    # The recurring series it is an occurrence of ("" for none).
+    Column("series_id", String(ID_LENGTH), nullable=False, server_default=""),
+    # Why it was cancelled (a reason code; "" otherwise).
+    Column("cancel_reason", String(32), nullable=False, server_default=""),
 )
 Index("ix_lobby_tournaments_state", tournaments.c.state, tournaments.c.created_us)
 Index("ix_lobby_tournaments_category", tournaments.c.category, tournaments.c.created_us)
+Index("ix_lobby_tournaments_scheduled", tournaments.c.state, tournaments.c.scheduled_start_us)
+Index("ix_lobby_tournaments_series", tournaments.c.series_id, tournaments.c.scheduled_start_us)
+
+tournament_series = Table(
+    "lobby_tournament_series",
+    metadata,
+    Column("series_id", String(ID_LENGTH), primary_key=True),
+    Column("creator_player_id", String(ID_LENGTH), nullable=False, server_default=""),
+    # The occurrences' settings: ``stores.tournaments.NewTournament`` as JSON, times unset.
+    Column("plan", Text, nullable=False),
+    # The okey.v1.TournamentRecurrence, as bytes.
+    Column("recurrence", LargeBinary, nullable=False),
+    # The start of the next occurrence to create.
+    Column("next_start_us", BigInteger, nullable=False),
+    Column("created_us", BigInteger, nullable=False),
+    # When it was stopped (None: it goes on).
+    Column("stopped_us", BigInteger, nullable=True),
+)
 
 tournament_players = Table(
     "lobby_tournament_players",
@@ -301,6 +333,9 @@ tournament_players = Table(
     Column("final_rank", Integer, nullable=True),
     # Forfeited under the tournament's no-show policy: never advances, ranked below the rest.
     Column("forfeited", Boolean, nullable=False, server_default=false()),
+    # Checked in for the scheduled start; waiting as a substitute (before the start only).
+    Column("checked_in", Boolean, nullable=False, server_default=false()),
+    Column("substitute", Boolean, nullable=False, server_default=false()),
 )
 
 tournament_tables = Table(

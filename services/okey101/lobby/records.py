@@ -175,6 +175,24 @@ class TournamentRow:
     #: What the organiser says of it, and its category (a slug; "" for none).
     description: str = ""
     category: str = ""
+    #: When it starts by itself (None: by hand); when its registration opens (None: at once).
+    scheduled_start_us: int | None = None
+    registration_opens_us: int | None = None
+    #: The check-in window before the scheduled start (0: none), and whether its opening was told.
+    check_in_seconds: int = 0
+    check_in_told: bool = False
+    #: The fewest entrants it starts with; the most substitutes it takes once full.
+    min_players: int = 2
+    max_substitutes: int = 0
+    #: The recurring series it is an occurrence of ("" for none); why it was cancelled.
+    series_id: str = ""
+    cancel_reason: str = ""
+
+    def check_in_opens_us(self) -> int | None:
+        """When its check-in window opens (None: it has none)."""
+        if not self.check_in_seconds or self.scheduled_start_us is None:
+            return None
+        return self.scheduled_start_us - self.check_in_seconds * US
 
 
 @dataclass(frozen=True)
@@ -198,6 +216,9 @@ class Entrant:
     display_name: str
     table_id: str
     matches_won: int
+    #: Checked in for the scheduled start; waiting as a substitute (before the start only).
+    checked_in: bool = False
+    substitute: bool = False
 
 
 __all__ = [

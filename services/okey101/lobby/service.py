@@ -43,12 +43,13 @@ from okey101.lobby.rpc.players import PlayerCalls
 from okey101.lobby.rpc.push import PushCalls
 from okey101.lobby.rpc.quick_match import QuickMatchCalls
 from okey101.lobby.rpc.tables import TableCalls
-from okey101.lobby.rpc.tournaments import TournamentCalls
+from okey101.lobby.rpc.tournaments import MIN_TOURNAMENT_PLAYERS, TournamentCalls
 from okey101.lobby.rpc.wallet import WalletCalls
 from okey101.lobby.stores import LobbyRepository
 from okey101.lobby.stores.player_events import NOTIFY_CHANNEL
 from okey101.lobby.stores.rate_limits import Limits, RateLimit
 from okey101.lobby.tournament_driver import TournamentDriver
+from okey101.lobby.tournament_scheduler import TournamentScheduler
 from okey101.platform.auth import (
     Access,
     AccessPolicy,
@@ -92,6 +93,8 @@ METHOD_ACCESS: Final[dict[str, tuple[Access, ...]]] = {
     "CreateTournament": _PLAYER_OR_SERVICE,
     "RegisterForTournament": _PLAYER,
     "UnregisterFromTournament": _PLAYER,
+    "CheckInToTournament": _PLAYER,
+    "StopTournamentSeries": _PLAYER_OR_SERVICE,
     "StartTournament": _PLAYER_OR_SERVICE,
     "CancelTournament": _PLAYER_OR_SERVICE,
     "GetTournament": _PLAYER_OR_SERVICE,
@@ -277,6 +280,9 @@ async def open_lobby(
     tasks = [
         asyncio.ensure_future(servicer.matchmaker.run()),
         asyncio.ensure_future(driver.run()),
+        asyncio.ensure_future(
+            TournamentScheduler(servicer.repository, minimum_players=MIN_TOURNAMENT_PLAYERS).run()
+        ),
         asyncio.ensure_future(
             HostingFinisher(servicer.repository, servicer.tables, chips=options.chips).run()
         ),

@@ -1,5 +1,5 @@
 """LobbyService's tournaments: CreateTournament, RegisterForTournament,
-UnregisterFromTournament, StartTournament,
+UnregisterFromTournament, CheckInToTournament, StopTournamentSeries, StartTournament,
 CancelTournament, GetTournament, ListTournaments, GetTournamentStandings (the store is
 ``lobby.stores.tournaments``, the bracket ``lobby.bracket``, the driving
 ``lobby.tournament_driver``; docs/lobby.md, Tournaments)."""
@@ -20,14 +20,17 @@ from okey101.lobby.messages import (
     started_tournament_answer,
     tournament_message,
 )
+from okey101.lobby.records import REGISTERING, TournamentRow, now_us
 from okey101.lobby.rpc import checks
 from okey101.lobby.rpc.base import LobbyCalls, log
 from okey101.lobby.stores import answers
 from okey101.lobby.stores.tournaments import Listing, NewTournament
 from okey101.lobby.tournament_driver import close_tournament_tables
+from okey101.lobby.tournament_schedule import checked_schedule
 from okey101.platform import paging
 from okey101.platform.auth import require_claims
 from okey101.platform.handlers import Context
+from okey101.platform.idempotency import CallKey, Once
 from okey101.platform.ids import check_request_id, shown_value
 from okey101.platform.names import TITLE_MAX
 
@@ -91,15 +94,54 @@ def _bound(request: lobby_pb2.ListTournamentsRequest, field_name: str) -> int | 
     return int(value.ToMicroseconds())
 
 
+def _prizes_within_entries(
+    prize_table: list[prizes.Prize], entry_fee: int, min_players: int
+) -> None:
+    """An organiser's prizes are paid by the entries: the fixed amounts and the shares of the
+    pool together may not exceed what ``min_players`` entrants bring (INVALID_ARGUMENT
+    BAD_PRIZE_OVER_ENTRIES); only an operator (a service token) guarantees more."""
+    fixed = sum(prize.amount for prize in prize_table)
+    shares = sum(prize.share_percent for prize in prize_table)
+    pool = entry_fee * min_players
+    if fixed and fixed * 100 + shares * pool > pool * 100:
+        raise Invalid(
+            "BAD_PRIZE_OVER_ENTRIES",
+            fixed=str(fixed),
+            shares=str(shares),
+            min_players=str(min_players),
+            pool=str(pool),
+        )
+
+
 class TournamentCalls(LobbyCalls):
     """Tournaments (module docstring)."""
 
     async def _tournament_message(self, tournament_id: str) -> lobby_pb2.Tournament:
         row = await self.repository.tournaments.get(tournament_id)
+        return await self._message_of(row)
+
+    async def _message_of(self, row: TournamentRow) -> lobby_pb2.Tournament:
+        """The Tournament message of ``row``, with its tables, pool, counts and series."""
+        tournament_id = row.tournament_id
         tables = await self.repository.tournaments.round_tables(tournament_id)
-        async with self.database.read() as session:
-            pool = await tournament_chips.prize_pool(session, tournament_id)
-        return tournament_message(row, tables, pool)
+        pool = 0
+        if row.entry_fee:
+            async with self.database.read() as session:
+                pool = await tournament_chips.prize_pool(session, tournament_id)
+        schedules = self.repository.tournament_schedules
+        waiting = checked_in = 0
+        if row.state == REGISTERING:
+            waiting = await schedules.substitute_count(tournament_id)
+            if row.check_in_seconds:
+                checked_in = await schedules.checked_in_count(tournament_id)
+        return tournament_message(
+            row,
+            tables,
+            pool,
+            substitutes=waiting,
+            checked_in=checked_in,
+            recurrence=await schedules.recurrence(row.series_id),
+        )
 
     async def CreateTournament(  # noqa: N802 (the generated servicer's names)
         self, request: lobby_pb2.CreateTournamentRequest, context: Context
@@ -128,6 +170,16 @@ class TournamentCalls(LobbyCalls):
                 raise Invalid("BAD_FIELD", field="entry_fee", value=str(request.entry_fee))
             prize_table = prizes.prizes_from_request(request.prizes, request.max_players)
             missed_turns = _no_show_missed_turns(request.no_show_policy)
+            if not request.min_players <= request.max_players:
+                raise Invalid("BAD_FIELD", field="min_players", value=str(request.min_players))
+            if request.max_substitutes > request.max_players:
+                raise Invalid(
+                    "BAD_FIELD", field="max_substitutes", value=str(request.max_substitutes)
+                )
+            min_players = max(MIN_TOURNAMENT_PLAYERS, request.min_players)
+            if claims.kind == "player":
+                _prizes_within_entries(prize_table, request.entry_fee, min_players)
+            schedule = checked_schedule(request, now_us())
             plan = NewTournament(
                 name=name,
                 rules=request.rules.SerializeToString(deterministic=True),
@@ -142,6 +194,11 @@ class TournamentCalls(LobbyCalls):
                 no_show_missed_turns=missed_turns,
                 description=description,
                 category=category,
+                scheduled_start_us=schedule.start_us,
+                registration_opens_us=schedule.registration_opens_us,
+                check_in_seconds=schedule.check_in_seconds,
+                min_players=min_players,
+                max_substitutes=request.max_substitutes,
             )
             call = answers.once(
                 "CreateTournament",
@@ -149,9 +206,14 @@ class TournamentCalls(LobbyCalls):
                 request,
                 lobby_pb2.CreateTournamentResponse,
             )
-            created = await self.repository.tournaments.create(
-                plan, call, created_tournament_answer
-            )
+            if schedule.recurrence is not None:
+                created = await self.repository.tournament_schedules.create_series(
+                    plan, request.recurrence, call, created_tournament_answer
+                )
+            else:
+                created = await self.repository.tournaments.create(
+                    plan, call, created_tournament_answer
+                )
             tournament = await self._tournament_message(created.tournament.tournament_id)
             return lobby_pb2.CreateTournamentResponse(tournament=tournament)
 
@@ -207,6 +269,64 @@ class TournamentCalls(LobbyCalls):
                     tournament=tournament_message(row, [], pool)
                 ),
             )
+
+        return await self._answer(request, context, work)
+
+    async def CheckInToTournament(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.CheckInToTournamentRequest, context: Context
+    ) -> lobby_pb2.CheckInToTournamentResponse:
+        async def work() -> lobby_pb2.CheckInToTournamentResponse:
+            check_request_id(request.request_id)
+            tournament_id = checks.identifier(request.tournament_id, "tournament_id")
+            player = await self._caller()
+            call = answers.once(
+                "CheckInToTournament",
+                f"player:{player.player_id}",
+                request,
+                lobby_pb2.CheckInToTournamentResponse,
+            )
+            # Checking in is a state, not a change that adds up: a retry, like the first
+            # call, answers the tournament as it is now.
+            if await answers.peek(self.database, call) is None:
+                await self._check_in(tournament_id, player.player_id, call)
+            return lobby_pb2.CheckInToTournamentResponse(
+                tournament=await self._tournament_message(tournament_id)
+            )
+
+        return await self._answer(request, context, work)
+
+    async def _check_in(
+        self,
+        tournament_id: str,
+        player_id: str,
+        call: Once[CallKey, lobby_pb2.CheckInToTournamentResponse],
+    ) -> None:
+        await self.repository.tournament_schedules.check_in(
+            tournament_id,
+            player_id,
+            call,
+            lambda row, pool: lobby_pb2.CheckInToTournamentResponse(
+                tournament=tournament_message(row, [], pool)
+            ),
+        )
+
+    async def StopTournamentSeries(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.StopTournamentSeriesRequest, context: Context
+    ) -> lobby_pb2.StopTournamentSeriesResponse:
+        async def work() -> lobby_pb2.StopTournamentSeriesResponse:
+            check_request_id(request.request_id)
+            series_id = checks.identifier(request.series_id, "series_id")
+            claims = require_claims()
+            caller = claims.subject if claims.kind == "player" else None
+            changed = await self.repository.tournament_schedules.stop_series(series_id, caller)
+            log.info(
+                "tournament series stopped",
+                series_id=series_id,
+                changed=changed,
+                by=claims.kind,
+                reason=request.reason[:200],
+            )
+            return lobby_pb2.StopTournamentSeriesResponse(changed=changed)
 
         return await self._answer(request, context, work)
 
@@ -286,9 +406,13 @@ class TournamentCalls(LobbyCalls):
     ) -> lobby_pb2.ListTournamentsResponse:
         async def work() -> lobby_pb2.ListTournamentsResponse:
             names = {int(number): name for name, number in TOURNAMENT_STATES.items()}
+            names[lobby_pb2.TOURNAMENT_STATE_UPCOMING] = REGISTERING
             states = [names.get(int(state)) for state in request.states]
             if None in states:
                 raise Invalid("BAD_FIELD", field="states", value=str(list(request.states)))
+            asked = set(request.states)
+            upcoming = lobby_pb2.TOURNAMENT_STATE_UPCOMING in asked
+            opened = lobby_pb2.TOURNAMENT_STATE_REGISTERING in asked
             size = paging.page_size(
                 request.page_size, default=TOURNAMENTS_PAGE[0], maximum=TOURNAMENTS_PAGE[1]
             )
@@ -298,11 +422,20 @@ class TournamentCalls(LobbyCalls):
                 created_before_us=_bound(request, "created_before"),
                 started_after_us=_bound(request, "started_after"),
                 started_before_us=_bound(request, "started_before"),
+                series_id=request.series_id and checks.identifier(request.series_id, "series_id"),
+                scheduled_after_us=_bound(request, "scheduled_after"),
+                scheduled_before_us=_bound(request, "scheduled_before"),
+                registration_open=None if upcoming == opened else opened,
+                now_us=now_us(),
             )
             bound = paging.fingerprint(
                 "tournaments",
                 *request.states,
-                *(f"{name}={value}" for name, value in sorted(listed.__dict__.items())),
+                *(
+                    f"{name}={value}"
+                    for name, value in sorted(listed.__dict__.items())
+                    if name != "now_us"
+                ),
             )
             after = paging.decode_token(request.page_token, bound, (int, str))
             key = None if after is None else (int(after[0]), str(after[1]))
@@ -312,12 +445,7 @@ class TournamentCalls(LobbyCalls):
             )
             answer = lobby_pb2.ListTournamentsResponse()
             for row in rows:
-                tables = await store.round_tables(row.tournament_id)
-                pool = 0
-                if row.entry_fee:
-                    async with self.database.read() as session:
-                        pool = await tournament_chips.prize_pool(session, row.tournament_id)
-                answer.tournaments.append(tournament_message(row, tables, pool))
+                answer.tournaments.append(await self._message_of(row))
             if next_key is not None:
                 answer.next_page_token = paging.encode_token(list(next_key), bound)
             return answer
@@ -340,6 +468,8 @@ class TournamentCalls(LobbyCalls):
             ranked = bracket.standings(
                 (entrant.entry for entrant in entrants), started=row.started_us is not None
             )
+            # Before the start, substitutes wait below every entrant.
+            ranked.sort(key=lambda ranked_entry: by_player[ranked_entry[1].player_id].substitute)
             start = 0 if after is None else int(after[0])
             page = ranked[start : start + size]
             answer = lobby_pb2.GetTournamentStandingsResponse()
@@ -359,6 +489,8 @@ class TournamentCalls(LobbyCalls):
                         penalty_points=entry.penalty_points,
                         won_last_match=entry.won_last,
                         forfeited=entry.forfeited,
+                        checked_in=entrant.checked_in,
+                        substitute=entrant.substitute,
                     )
                 )
             if start + size < len(ranked):

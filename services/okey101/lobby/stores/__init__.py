@@ -10,6 +10,7 @@ database (SQLite in local mode, PostgreSQL in a cluster; the tables are ``lobby.
 - ``staked_seats``: sits at staked tables whose stake is held, not yet answered;
 - ``queue`` (``quick_match``): quick-match tickets;
 - ``tournaments``: tournaments, their players and tables, and the drivers' leases;
+- ``tournament_schedules``: check-in, the scheduler's due starts and notices, recurring series;
 - ``player_events``: each player's own events (WatchPlayer), numbered per player;
 - ``push_devices``, ``push_outbox``, ``presence``: players' push devices, the notifications
   their events owe them, and the streams open on every pod (``lobby.push``);
@@ -55,6 +56,7 @@ from okey101.lobby.stores.player_events import PlayerEvents
 from okey101.lobby.stores.quick_match import QuickMatchQueue
 from okey101.lobby.stores.rate_limits import RateCounter
 from okey101.lobby.stores.staked_seats import StakedSeats
+from okey101.lobby.stores.tournament_schedules import TournamentSchedules
 from okey101.lobby.stores.tournaments import Tournaments
 from okey101.platform.database import Database
 
@@ -86,6 +88,7 @@ class LobbyRepository:
         self.tournaments = Tournaments(
             database, lease_seconds=lease_seconds, events=self.player_events
         )
+        self.tournament_schedules = TournamentSchedules(database, self.player_events)
 
     async def prune(self) -> None:
         """Forget stored answers (and HostTable calls never done) past their keeping time,

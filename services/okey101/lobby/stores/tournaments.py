@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from google.protobuf.message import Message
@@ -56,10 +56,22 @@ from okey101.lobby.records import (
 )
 from okey101.lobby.stores.answers import ANSWERS
 from okey101.lobby.stores.player_events import PlayerEvents
+from okey101.lobby.stores.tournament_schedules import (
+    locked_tournament,
+    promote_substitute,
+    settle_entrants,
+    substitutes,
+    tournament_row,
+)
+from okey101.lobby.tournament_schedule import shown_time
 from okey101.platform.database import Database, insert_ignoring_conflicts, row_mapping
 from okey101.platform.idempotency import CallKey, Once
 
 _M = TypeVar("_M", bound=Message)
+
+#: Why a tournament was cancelled (Tournament.cancel_reason).
+TOO_FEW_PLAYERS = "TOO_FEW_PLAYERS"
+CANCELLED_BY_ORGANISER = "CANCELLED_BY_ORGANISER"
 
 
 @dataclass(frozen=True)
@@ -84,6 +96,17 @@ class NewTournament:
     #: What the organiser says of it (0-500 characters), and its category (a slug, "" none).
     description: str = ""
     category: str = ""
+    #: Its schedule (``lobby.tournament_schedule``): None for a start by hand, at once.
+    scheduled_start_us: int | None = None
+    registration_opens_us: int | None = None
+    check_in_seconds: int = 0
+    #: The fewest entrants it starts with; the most substitutes it takes once full.
+    min_players: int = 2
+    max_substitutes: int = 0
+
+    def without_schedule(self) -> NewTournament:
+        """The settings a series' occurrences share (their times are each their own)."""
+        return replace(self, scheduled_start_us=None, registration_opens_us=None)
 
 
 @dataclass(frozen=True)
@@ -96,10 +119,33 @@ class Listing:
     created_before_us: int | None = None
     started_after_us: int | None = None
     started_before_us: int | None = None
+    series_id: str = ""
+    scheduled_after_us: int | None = None
+    scheduled_before_us: int | None = None
+    #: Of registering tournaments, only those whose registration is open at ``now_us`` (True),
+    #: only the upcoming ones (False), or both (None).
+    registration_open: bool | None = None
+    now_us: int = 0
+
+    def state_condition(self, states: Sequence[str]) -> Any:
+        """The states asked for, registering split by ``registration_open``."""
+        c = tournaments.c
+        others = [state for state in states if state != REGISTERING]
+        if REGISTERING not in states or self.registration_open is None:
+            return c.state.in_(list(states))
+        opened = or_(c.registration_opens_us.is_(None), c.registration_opens_us <= self.now_us)
+        registering = and_(c.state == REGISTERING, opened if self.registration_open else ~opened)
+        return or_(c.state.in_(others), registering) if others else registering
 
     def conditions(self) -> list[Any]:
         c = tournaments.c
         found: list[Any] = []
+        if self.series_id:
+            found.append(c.series_id == self.series_id)
+        if self.scheduled_after_us is not None:
+            found.append(c.scheduled_start_us >= self.scheduled_after_us)
+        if self.scheduled_before_us is not None:
+            found.append(c.scheduled_start_us < self.scheduled_before_us)
         if self.category:
             found.append(c.category == self.category)
         if self.created_after_us is not None:
@@ -113,9 +159,7 @@ class Listing:
         return found
 
 
-def _tournament(row: Any) -> TournamentRow:
-    data = row_mapping(row)
-    return TournamentRow(**{name: data[name] for name in TournamentRow.__dataclass_fields__})
+_tournament = tournament_row
 
 
 def _round_table(row: Any) -> RoundTable:
@@ -172,25 +216,19 @@ class Tournaments:
 
         return await self.database.transaction(work)
 
-    async def _tournament_for_update(self, session: AsyncConnection, tournament_id: str) -> Any:
-        row = (
-            await session.execute(
-                select(tournaments)
-                .where(tournaments.c.tournament_id == tournament_id)
-                .with_for_update()
-            )
-        ).one_or_none()
-        if row is None:
-            raise Missing("TOURNAMENT_NOT_FOUND", tournament_id=tournament_id)
-        return _tournament(row)
+    async def _tournament_for_update(
+        self, session: AsyncConnection, tournament_id: str
+    ) -> TournamentRow:
+        return await locked_tournament(session, tournament_id)
 
     async def register(
         self, tournament_id: str, player: PlayerRow, *, starting_grant: int = 0
     ) -> None:
         """Register ``player`` (again: nothing changes), who pays the entry fee into the
-        prize pool in the same transaction (INSUFFICIENT_CHIPS: not registered).
-        ``starting_grant``: credited first if this is the player's first touch of their
-        wallet."""
+        prize pool in the same transaction (INSUFFICIENT_CHIPS: not registered). A full
+        tournament takes them as a substitute while it has substitute places. Before its
+        registration opens: REGISTRATION_NOT_OPEN. ``starting_grant``: credited first if this
+        is the player's first touch of their wallet."""
 
         async def work(session: AsyncConnection) -> None:
             tournament = await self._tournament_for_update(session, tournament_id)
@@ -210,7 +248,18 @@ class Tournaments:
                     tournament_id=tournament_id,
                     state=tournament.state,
                 )
-            if tournament.registered >= tournament.max_players:
+            if (
+                tournament.registration_opens_us is not None
+                and now_us() < tournament.registration_opens_us
+            ):
+                raise Conflict(
+                    "REGISTRATION_NOT_OPEN",
+                    tournament_id=tournament_id,
+                    opens=shown_time(tournament.registration_opens_us),
+                )
+            waiting = await substitutes(session, tournament_id)
+            substitute = tournament.registered >= tournament.max_players
+            if substitute and waiting >= tournament.max_substitutes:
                 raise Conflict(
                     "TOURNAMENT_FULL",
                     tournament_id=tournament_id,
@@ -230,14 +279,16 @@ class Tournaments:
                     tournament_id=tournament_id,
                     player_id=player.player_id,
                     display_name=player.display_name,
-                    registration=tournament.registered + 1,
+                    registration=tournament.registered + waiting + 1,
+                    substitute=substitute,
                 )
             )
-            await session.execute(
-                update(tournaments)
-                .where(tournaments.c.tournament_id == tournament_id)
-                .values(registered=tournament.registered + 1)
-            )
+            if not substitute:
+                await session.execute(
+                    update(tournaments)
+                    .where(tournaments.c.tournament_id == tournament_id)
+                    .values(registered=tournament.registered + 1)
+                )
 
         await self.database.transaction(work)
 
@@ -251,12 +302,15 @@ class Tournaments:
         """Unregister ``player_id`` from a tournament still registering, in one transaction
         with the tournament locked: their row goes, ``registered`` goes down, the later
         registrations move up one (they stay 1, 2, 3, ...), and the entry fee they paid is
-        refunded. TOURNAMENT_NOT_REGISTERING after the start, NOT_REGISTERED if they are
-        not registered. The answer (``respond`` of the tournament after it and its prize pool)
-        is stored in the same transaction, so a retry gets it even if the first call's answer
-        was lost."""
+        refunded; a place they free goes to the first substitute. TOURNAMENT_NOT_REGISTERING
+        after the start, NOT_REGISTERED if they are not registered. The answer (``respond`` of
+        the tournament after it and its prize pool) is stored in the same transaction, so a
+        retry gets it even if the first call's answer was lost."""
+
+        told: list[str] = []
 
         async def work(session: AsyncConnection) -> _M:
+            told.clear()
             tournament = await self._tournament_for_update(session, tournament_id)
             stored = await ANSWERS.claim(session, call)
             if stored is not None:
@@ -268,13 +322,16 @@ class Tournaments:
                     state=tournament.state,
                 )
             p = tournament_players.c
-            number = await session.scalar(
-                select(p.registration).where(
-                    p.tournament_id == tournament_id, p.player_id == player_id
+            leaving = (
+                await session.execute(
+                    select(p.registration, p.substitute).where(
+                        p.tournament_id == tournament_id, p.player_id == player_id
+                    )
                 )
-            )
-            if number is None:
+            ).one_or_none()
+            if leaving is None:
                 raise Conflict("NOT_REGISTERED", tournament_id=tournament_id)
+            number = leaving.registration
             await session.execute(
                 delete(tournament_players).where(
                     p.tournament_id == tournament_id, p.player_id == player_id
@@ -285,11 +342,14 @@ class Tournaments:
                 .where(p.tournament_id == tournament_id, p.registration > number)
                 .values(registration=p.registration - 1)
             )
-            await session.execute(
-                update(tournaments)
-                .where(tournaments.c.tournament_id == tournament_id)
-                .values(registered=tournament.registered - 1)
-            )
+            if not leaving.substitute and not await promote_substitute(
+                session, self._events, tournament_id, told
+            ):
+                await session.execute(
+                    update(tournaments)
+                    .where(tournaments.c.tournament_id == tournament_id)
+                    .values(registered=tournament.registered - 1)
+                )
             await tournament_chips.refund_entry(
                 session, tournament_id=tournament_id, player_id=player_id, now_us=now_us()
             )
@@ -298,7 +358,9 @@ class Tournaments:
             await ANSWERS.remember(session, call, answer)
             return answer
 
-        return await self.database.transaction(work)
+        answer = await self.database.transaction(work)
+        self._events.wakes.wake(told)
+        return answer
 
     async def start(
         self,
@@ -329,36 +391,16 @@ class Tournaments:
                     tournament_id=tournament_id,
                     state=tournament.state,
                 )
-            if tournament.registered < minimum_players:
+            entrants = await settle_entrants(session, self._events, tournament, told)
+            minimum = max(minimum_players, tournament.min_players)
+            if entrants < minimum:
                 raise Conflict(
                     "TOURNAMENT_TOO_FEW_PLAYERS",
                     tournament_id=tournament_id,
-                    minimum=minimum_players,
-                    registered=tournament.registered,
+                    minimum=minimum,
+                    registered=entrants,
                 )
-            await session.execute(
-                update(tournaments)
-                .where(tournaments.c.tournament_id == tournament_id)
-                .values(state=RUNNING, current_round=1, started_us=now_us())
-            )
-            await session.execute(
-                insert_ignoring_conflicts(tournament_leases, self.database.dialect).values(
-                    tournament_id=tournament_id, holder="", expires_us=0, generation=0
-                )
-            )
-            registered = await session.scalars(
-                select(tournament_players.c.player_id).where(
-                    tournament_players.c.tournament_id == tournament_id
-                )
-            )
-            starts = lobby_pb2.PlayerEvent(
-                kind=lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_STARTING, tournament_id=tournament_id
-            )
-            starts.start_time.FromMicroseconds(now_us())
-            for player_id in registered.all():
-                event = lobby_pb2.PlayerEvent()
-                event.CopyFrom(starts)
-                await self._tell(session, player_id, event, told)
+            await self._begin(session, tournament_id, told)
             answer = respond(await self._tournament_for_update(session, tournament_id))
             await ANSWERS.remember(session, call, answer)
             return answer
@@ -367,13 +409,66 @@ class Tournaments:
         self._events.wakes.wake(told)
         return answer
 
+    async def start_scheduled(self, tournament_id: str, minimum_players: int) -> str | None:
+        """Start a tournament whose scheduled start has come (any pod may; the row lock makes
+        it once): the entrants settled (``settle_entrants``), then the start, or with fewer
+        than its ``min_players`` a cancel (TOO_FEW_PLAYERS: refunded, each entrant told
+        TOURNAMENT_CANCELLED). Returns the state it left (None: not due or not registering)."""
+        told: list[str] = []
+
+        async def work(session: AsyncConnection) -> str | None:
+            told.clear()
+            tournament = await self._tournament_for_update(session, tournament_id)
+            start = tournament.scheduled_start_us
+            if tournament.state != REGISTERING or start is None or start > now_us():
+                return None
+            entrants = await settle_entrants(session, self._events, tournament, told)
+            if entrants < max(minimum_players, tournament.min_players):
+                await self._cancel(session, tournament, TOO_FEW_PLAYERS, told)
+                return CANCELLED
+            await self._begin(session, tournament_id, told)
+            return RUNNING
+
+        state = await self.database.transaction(work)
+        self._events.wakes.wake(told)
+        return state
+
+    async def _begin(self, session: AsyncConnection, tournament_id: str, told: list[str]) -> None:
+        """Running from round 1, its lease row made, every entrant told TOURNAMENT_STARTING."""
+        await session.execute(
+            update(tournaments)
+            .where(tournaments.c.tournament_id == tournament_id)
+            .values(state=RUNNING, current_round=1, started_us=now_us())
+        )
+        await session.execute(
+            insert_ignoring_conflicts(tournament_leases, self.database.dialect).values(
+                tournament_id=tournament_id, holder="", expires_us=0, generation=0
+            )
+        )
+        registered = await session.scalars(
+            select(tournament_players.c.player_id).where(
+                tournament_players.c.tournament_id == tournament_id
+            )
+        )
+        starts = lobby_pb2.PlayerEvent(
+            kind=lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_STARTING, tournament_id=tournament_id
+        )
+        starts.start_time.FromMicroseconds(now_us())
+        for player_id in registered.all():
+            event = lobby_pb2.PlayerEvent()
+            event.CopyFrom(starts)
+            await self._tell(session, player_id, event, told)
+
     async def cancel(self, tournament_id: str, caller: str | None) -> TournamentRow:
         """Cancel a registering or running tournament (a cancelled one: nothing changes); its
         lease goes with it, so a driver mid-step changes nothing more (``LeaseLost``). Its
         players' rows stay as they are: the standings are kept; their entry fees are refunded
         in the same transaction. ``caller``: the player cancelling it (None: a service)."""
 
+        told: list[str] = []
+
         async def work(session: AsyncConnection) -> TournamentRow:
+            told.clear()
             tournament: TournamentRow = await self._tournament_for_update(session, tournament_id)
             if caller is not None and caller != tournament.creator_player_id:
                 raise Denied("NOT_TOURNAMENT_CREATOR", tournament_id=tournament_id)
@@ -381,30 +476,48 @@ class Tournaments:
                 raise Conflict("TOURNAMENT_FINISHED", tournament_id=tournament_id)
             if tournament.state == CANCELLED:
                 return tournament
-            await session.execute(
-                update(tournaments)
-                .where(tournaments.c.tournament_id == tournament_id)
-                .values(state=CANCELLED, finished_us=now_us())
-            )
-            if tournament.entry_fee:
-                entrants = await session.scalars(
+            await self._cancel(session, tournament, CANCELLED_BY_ORGANISER, told)
+            cancelled: TournamentRow = await self._tournament_for_update(session, tournament_id)
+            return cancelled
+
+        cancelled = await self.database.transaction(work)
+        self._events.wakes.wake(told)
+        return cancelled
+
+    async def _cancel(
+        self, session: AsyncConnection, tournament: TournamentRow, reason: str, told: list[str]
+    ) -> None:
+        """Cancelled for ``reason``: every entry fee refunded, the lease gone, every registered
+        player told (TOURNAMENT_CANCELLED), in ``session``'s transaction."""
+        tournament_id = tournament.tournament_id
+        await session.execute(
+            update(tournaments)
+            .where(tournaments.c.tournament_id == tournament_id)
+            .values(state=CANCELLED, finished_us=now_us(), cancel_reason=reason)
+        )
+        entrants = sorted(
+            (
+                await session.scalars(
                     select(tournament_players.c.player_id).where(
                         tournament_players.c.tournament_id == tournament_id
                     )
                 )
-                await tournament_chips.refund_entries(
-                    session,
-                    tournament_id=tournament_id,
-                    player_ids=sorted(entrants.all()),
-                    now_us=now_us(),
-                )
-            await session.execute(
-                delete(tournament_leases).where(tournament_leases.c.tournament_id == tournament_id)
+            ).all()
+        )
+        if tournament.entry_fee:
+            await tournament_chips.refund_entries(
+                session, tournament_id=tournament_id, player_ids=entrants, now_us=now_us()
             )
-            cancelled: TournamentRow = await self._tournament_for_update(session, tournament_id)
-            return cancelled
-
-        return await self.database.transaction(work)
+        await session.execute(
+            delete(tournament_leases).where(tournament_leases.c.tournament_id == tournament_id)
+        )
+        for player_id in entrants:
+            event = lobby_pb2.PlayerEvent(
+                kind=lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_CANCELLED,
+                tournament_id=tournament_id,
+                reason=reason,
+            )
+            await self._tell(session, player_id, event, told)
 
     async def get(self, tournament_id: str) -> TournamentRow:
         async with self.database.read() as session:
@@ -428,7 +541,7 @@ class Tournaments:
         category and time windows."""
         query = select(tournaments)
         if states:
-            query = query.where(tournaments.c.state.in_(states))
+            query = query.where((listed or Listing()).state_condition(states))
         if listed is not None:
             query = query.where(*listed.conditions())
         if after is not None:
@@ -471,7 +584,15 @@ class Tournaments:
             )
             rows = list(found)
         return [
-            Entrant(_entry(row), row.display_name, row.table_id, row.matches_won) for row in rows
+            Entrant(
+                _entry(row),
+                row.display_name,
+                row.table_id,
+                row.matches_won,
+                checked_in=bool(row.checked_in),
+                substitute=bool(row.substitute),
+            )
+            for row in rows
         ]
 
     # ----------------------------------------------------------------------------------------
