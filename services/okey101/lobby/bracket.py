@@ -61,6 +61,8 @@ class Entry:
     penalty_points: int
     #: Forfeited under the no-show policy: ranked below every player who was not.
     forfeited: bool = False
+    #: Disqualified by the organiser (forfeited too): ranked below every other forfeit.
+    disqualified: bool = False
 
 
 def table_count(entrants: int) -> int:
@@ -119,10 +121,11 @@ def advancing(lines: Iterable[MatchLine], count: int, forfeited: Collection[str]
     return [line.player_id for line in eligible[:count]]
 
 
-def entry_key(entry: Entry) -> tuple[bool, int, bool, int, int, int, int]:
+def entry_key(entry: Entry) -> tuple[bool, bool, int, bool, int, int, int, int]:
     """The standings' order (module docstring): smaller is better."""
     return (
         entry.forfeited,
+        entry.disqualified,
         -entry.round_reached,
         not entry.won_last,
         entry.match_total,

@@ -95,6 +95,16 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "havuzun %{shares}'i; en az {min_players} katılımcı {pool} çip getirir. Organizatörün "
         "ödülleri giriş ücretlerinden gelir; daha fazlasını yalnızca işletmeci garanti eder.",
     },
+    "BAD_PACE": {
+        "en": "The pace is not valid: {field} is {value}; a round's time limit is 0-600 "
+        "minutes and a break between rounds 0-3,600 seconds.",
+        "tr": "Tempo geçersiz: {field} değeri {value}; bir turun süre sınırı 0-600 dakika, "
+        "turlar arası mola 0-3.600 saniye olabilir.",
+    },
+    "TOURNAMENT_NOT_RUNNING": {
+        "en": "Tournament {tournament_id} is not running (it is {state}).",
+        "tr": "{tournament_id} turnuvası şu an oynanmıyor (durumu: {state}).",
+    },
     "REGISTRATION_NOT_OPEN": {
         "en": "Registration for tournament {tournament_id} opens at {opens}.",
         "tr": "{tournament_id} turnuvasının kaydı {opens} zamanında açılır.",

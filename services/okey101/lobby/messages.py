@@ -226,7 +226,19 @@ def tournament_message(
         checked_in_players=checked_in,
         series_id=row.series_id,
         cancel_reason=row.cancel_reason,
+        pace=lobby_pb2.TournamentPace(
+            round_minutes=row.round_seconds // 60,
+            break_seconds=row.break_seconds,
+            seed_by_rating=row.seed_by_rating,
+        ),
+        paused=row.paused,
     )
+    if (
+        row.state == RUNNING
+        and row.next_round_us is not None
+        and row.next_round_us > (now or now_us())
+    ):
+        message.next_round_time.CopyFrom(timestamp(row.next_round_us))
     if row.started_us is not None:
         message.start_time.CopyFrom(timestamp(row.started_us))
     if row.scheduled_start_us is not None:
@@ -242,6 +254,8 @@ def tournament_message(
             entry = rounds[table.round] = lobby_pb2.TournamentRound(
                 number=table.round, advance_per_table=table.advance or 1
             )
+            if table.deadline_us is not None:
+                entry.deadline.CopyFrom(timestamp(table.deadline_us))
         if table.table_id:
             entry.table_ids.append(table.table_id)
         if table.state == FINISHED:

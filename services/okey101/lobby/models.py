@@ -285,6 +285,13 @@ tournaments = Table(
     Column("series_id", String(ID_LENGTH), nullable=False, server_default=""),
     # Why it was cancelled (a reason code; "" otherwise).
     Column("cancel_reason", String(32), nullable=False, server_default=""),
+    # Its pace: a round's time limit and the break between rounds (seconds, 0: none), seating
+    # round 1 by rating; paused; the end of the break before the round in play (None: none).
+    Column("round_seconds", Integer, nullable=False, server_default="0"),
+    Column("break_seconds", Integer, nullable=False, server_default="0"),
+    Column("seed_by_rating", Boolean, nullable=False, server_default=false()),
+    Column("paused", Boolean, nullable=False, server_default=false()),
+    Column("next_round_us", BigInteger, nullable=True),
 )
 Index("ix_lobby_tournaments_state", tournaments.c.state, tournaments.c.created_us)
 Index("ix_lobby_tournaments_category", tournaments.c.category, tournaments.c.created_us)
@@ -336,6 +343,9 @@ tournament_players = Table(
     # Checked in for the scheduled start; waiting as a substitute (before the start only).
     Column("checked_in", Boolean, nullable=False, server_default=false()),
     Column("substitute", Boolean, nullable=False, server_default=false()),
+    # Disqualified by the organiser (also forfeited: never advances), and why.
+    Column("disqualified", Boolean, nullable=False, server_default=false()),
+    Column("disqualification_reason", Text, nullable=False, server_default=text("''")),
 )
 
 tournament_tables = Table(
@@ -359,6 +369,8 @@ tournament_tables = Table(
     Column("state", String(16), nullable=False),
     # Each seat's line of the finished match as JSON (total, winner, hands finished, penalties).
     Column("result", Text, nullable=True),
+    # The round's time limit: the table's match deadline (None: none).
+    Column("deadline_us", BigInteger, nullable=True),
 )
 
 tournament_leases = Table(

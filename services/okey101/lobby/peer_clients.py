@@ -151,6 +151,24 @@ class ScoringClient:
                 assert sheet is not None
                 return sheet
 
+    async def ordinal(self, player_id: str) -> float | None:
+        """The player's free-for-all OpenSkill ordinal (None: unrated, or unknown to scoring)."""
+        stub: Any = scoring_pb2_grpc.ScoringServiceStub(self._peers.channel("scoring"))
+        try:
+            answer = await _call(
+                "scoring",
+                stub.GetPlayerStats,
+                scoring_pb2.GetPlayerStatsRequest(player_id=player_id),
+                self._peers.metadata(),
+            )
+        except PeerError as error:
+            if error.reason == "PLAYER_NOT_FOUND":
+                return None
+            raise
+        if not answer.stats.HasField("free_for_all_rating"):
+            return None
+        return float(answer.stats.free_for_all_rating.ordinal)
+
     async def record_ranking(
         self, tournament_id: str, places: list[tuple[int, str, str, bool]]
     ) -> None:

@@ -187,6 +187,13 @@ class TournamentRow:
     #: The recurring series it is an occurrence of ("" for none); why it was cancelled.
     series_id: str = ""
     cancel_reason: str = ""
+    #: Its pace: a round's time limit and the break between rounds (seconds; 0: none), round 1
+    #: seated by rating; paused; the end of the break before the round in play (None: none).
+    round_seconds: int = 0
+    break_seconds: int = 0
+    seed_by_rating: bool = False
+    paused: bool = False
+    next_round_us: int | None = None
 
     def check_in_opens_us(self) -> int | None:
         """When its check-in window opens (None: it has none)."""
@@ -206,6 +213,8 @@ class RoundTable:
     table_id: str | None
     match_id: str | None
     state: str
+    #: The round's time limit: the table's match deadline (None: none).
+    deadline_us: int | None = None
 
 
 @dataclass(frozen=True)
@@ -219,6 +228,8 @@ class Entrant:
     #: Checked in for the scheduled start; waiting as a substitute (before the start only).
     checked_in: bool = False
     substitute: bool = False
+    #: Why the organiser disqualified them ("" if not: ``entry.disqualified`` says whether).
+    disqualification_reason: str = ""
 
 
 __all__ = [

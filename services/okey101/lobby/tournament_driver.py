@@ -1,19 +1,21 @@
-"""Tournament driving, in the background of every lobby pod (``TournamentDriver``), and the
-closing of a cancelled tournament's tables (``close_tournament_tables``).
+"""Tournament driving, in the background of every lobby pod (``TournamentDriver``), and the closing
+of a cancelled tournament's tables (``close_tournament_tables``).
 
 Every half second, for each running tournament, the pod takes or renews its lease
-(``lobby_tournament_leases``: holder and expiry, ``--tournament-lease-seconds``); only the holder
-drives it, and each of its writes is fenced by the lease in the same transaction. A step: plan the
-round's tables if not yet planned; create, seat and start each planned table (derived request ids,
-so a new holder repeating the work gets the same tables; there a bot takes a player's seat after one
-missed turn); forfeit the players the no-show policy says (``no_shows``, from the seat events the
-table's outbox gave the lobby); note each table whose match has ended and whose result the scoring
-service has (the score sheet is the result); once every table of the round is in, advance the best
-or finish with the winner (``stores.tournaments``). A pod that dies stops renewing; once its lease
-expires another pod's next tick takes the tournament over and carries on from what the database
-says. A pod that stops gracefully gives its leases up at once. Once a tournament has finished, any
-pod's tick gives its final ranking to the scoring service (RecordTournamentRanking) until it is
-recorded, so scoring serves the lobby's one ranking.
+(``lobby_tournament_leases``: holder and expiry, ``--tournament-lease-seconds``); only the
+holder drives it, and each of its writes is fenced by the lease in the same transaction. A step:
+plan the round's tables if not yet planned (round 1 seeded by rating if the pace says so);
+create, seat and start each planned table (derived request ids, so a new holder repeating the
+work gets the same tables; there a bot takes a player's seat after one missed turn, and the
+round's time limit is the table's match deadline) unless the tournament is paused or in a break
+between rounds; forfeit the players the no-show policy says (``no_shows``, from the seat events
+the table's outbox gave the lobby); note each table whose match has ended and whose result the
+scoring service has (the score sheet is the result); once every table of the round is in,
+advance the best or finish with the winner (``stores.tournaments``). A pod that dies stops
+renewing; once its lease expires another pod's next tick takes the tournament over and carries
+on from what the database says. A pod that stops gracefully gives its leases up at once. Once a
+tournament has finished, any pod's tick gives its final ranking to the scoring service
+(RecordTournamentRanking) until it is recorded, so scoring serves the lobby's one ranking.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import socket
 import uuid
 from typing import Final
 
+from google.protobuf.timestamp_pb2 import Timestamp
 from okey.v1 import common_pb2, table_pb2
 from prometheus_client import Counter, Gauge
 
@@ -38,9 +41,11 @@ from okey101.lobby.records import (
     PLANNED,
     RUNNING,
     STARTED,
+    US,
     LeaseLost,
     RoundTable,
     TournamentRow,
+    now_us,
 )
 from okey101.lobby.stores import LobbyRepository
 from okey101.platform.logs import get_logger
@@ -92,6 +97,17 @@ def _events_since(tournament: TournamentRow) -> int:
     """Where a tournament's seat events start: its start, less a minute for the clocks of other
     pods (the events' times are the table's)."""
     return max(0, (tournament.started_us or 0) - 60 * 1_000_000)
+
+
+def _deadline(row: RoundTable) -> Timestamp | None:
+    """The round's time limit as the table's match deadline: at least a second ahead (a table
+    started after its round's limit plays one hand), None without a limit. A table created
+    again with the same request id gets its stored answer, whatever this says."""
+    if row.deadline_us is None:
+        return None
+    stamp = Timestamp()
+    stamp.FromMicroseconds(max(row.deadline_us, now_us() + US))
+    return stamp
 
 
 def pod_name() -> str:
@@ -196,8 +212,14 @@ class TournamentDriver:
             return
         number = tournament.current_round
         rows = await self._round(tournament_id, number)
-        if not rows:
-            await self._repository.tournaments.plan_round(tournament_id, number, self.holder)
+        held = tournament.paused or (
+            tournament.next_round_us is not None and now_us() < tournament.next_round_us
+        )
+        if not rows and not held:
+            seeding = await self._seeding(tournament) if number == 1 else []
+            await self._repository.tournaments.plan_round(
+                tournament_id, number, self.holder, seeding
+            )
             rows = await self._round(tournament_id, number)
         names = {
             entrant.entry.player_id: entrant.display_name
@@ -208,7 +230,7 @@ class TournamentDriver:
             for entrant in await self._repository.tournaments.entrants(tournament_id)
         }
         for row in rows:
-            if row.state == PLANNED:
+            if row.state == PLANNED and not held:
                 await self._start_table(tournament, row, names)
         rows = await self._round(tournament_id, number)
         started = [row for row in rows if row.state == STARTED]
@@ -231,6 +253,22 @@ class TournamentDriver:
                 round=number,
                 finished=finished,
             )
+
+    async def _seeding(self, tournament: TournamentRow) -> list[str]:
+        """Round 1's order when the pace seeds by rating: the entrants by their OpenSkill
+        ordinal, highest first (unrated after, in registration order: ``plan_round``)."""
+        if not tournament.seed_by_rating:
+            return []
+        entrants = await self._repository.tournaments.entrants(tournament.tournament_id)
+        limit = asyncio.Semaphore(16)
+
+        async def rated(player_id: str) -> tuple[str, float | None]:
+            async with limit:
+                return player_id, await self._scoring.ordinal(player_id)
+
+        ratings = await asyncio.gather(*(rated(e.entry.player_id) for e in entrants))
+        known = [(ordinal, player) for player, ordinal in ratings if ordinal is not None]
+        return [player for _, player in sorted(known, key=lambda pair: (-pair[0], pair[1]))]
 
     async def _round(self, tournament_id: str, number: int) -> list[RoundTable]:
         return [
@@ -264,6 +302,7 @@ class TournamentDriver:
                 tournament_round=row.round,
                 # A no-show holds the table up for one turn, not two (docs/tournaments.md).
                 missed_turns_before_away=TOURNAMENT_MISSED_TURNS_BEFORE_AWAY,
+                match_deadline=_deadline(row),
             )
         )
         for seat, player in enumerate(row.seats):

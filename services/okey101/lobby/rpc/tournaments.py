@@ -1,5 +1,6 @@
 """LobbyService's tournaments: CreateTournament, RegisterForTournament,
 UnregisterFromTournament, CheckInToTournament, StopTournamentSeries, StartTournament,
+PauseTournament, ResumeTournament, DisqualifyFromTournament,
 CancelTournament, GetTournament, ListTournaments, GetTournamentStandings (the store is
 ``lobby.stores.tournaments``, the bracket ``lobby.bracket``, the driving
 ``lobby.tournament_driver``; docs/lobby.md, Tournaments)."""
@@ -9,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from okey.v1 import lobby_pb2
+from okey.v1 import lobby_pb2, table_pb2
 
 from okey101.lobby import bracket
 from okey101.lobby.chips import prizes, tournament_chips
@@ -20,6 +21,7 @@ from okey101.lobby.messages import (
     started_tournament_answer,
     tournament_message,
 )
+from okey101.lobby.peer_clients import derived_request_id
 from okey101.lobby.records import REGISTERING, TournamentRow, now_us
 from okey101.lobby.rpc import checks
 from okey101.lobby.rpc.base import LobbyCalls, log
@@ -113,6 +115,22 @@ def _prizes_within_entries(
         )
 
 
+#: TournamentPace's limits: a round's time limit (minutes), a break (seconds).
+MAX_ROUND_MINUTES: Final = 600
+MAX_BREAK_SECONDS: Final = 3600
+#: A disqualification's reason, in characters.
+REASON_MAX: Final = 200
+
+
+def _checked_pace(pace: lobby_pb2.TournamentPace) -> lobby_pb2.TournamentPace:
+    """A pace within its limits (INVALID_ARGUMENT BAD_PACE otherwise)."""
+    if pace.round_minutes > MAX_ROUND_MINUTES:
+        raise Invalid("BAD_PACE", field="round_minutes", value=str(pace.round_minutes))
+    if pace.break_seconds > MAX_BREAK_SECONDS:
+        raise Invalid("BAD_PACE", field="break_seconds", value=str(pace.break_seconds))
+    return pace
+
+
 class TournamentCalls(LobbyCalls):
     """Tournaments (module docstring)."""
 
@@ -180,6 +198,7 @@ class TournamentCalls(LobbyCalls):
             if claims.kind == "player":
                 _prizes_within_entries(prize_table, request.entry_fee, min_players)
             schedule = checked_schedule(request, now_us())
+            pace = _checked_pace(request.pace)
             plan = NewTournament(
                 name=name,
                 rules=request.rules.SerializeToString(deterministic=True),
@@ -199,6 +218,9 @@ class TournamentCalls(LobbyCalls):
                 check_in_seconds=schedule.check_in_seconds,
                 min_players=min_players,
                 max_substitutes=request.max_substitutes,
+                round_seconds=pace.round_minutes * 60,
+                break_seconds=pace.break_seconds,
+                seed_by_rating=pace.seed_by_rating,
             )
             call = answers.once(
                 "CreateTournament",
@@ -390,6 +412,81 @@ class TournamentCalls(LobbyCalls):
 
         return await self._answer(request, context, work)
 
+    async def PauseTournament(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.PauseTournamentRequest, context: Context
+    ) -> lobby_pb2.PauseTournamentResponse:
+        async def work() -> lobby_pb2.PauseTournamentResponse:
+            check_request_id(request.request_id)
+            tournament_id = checks.identifier(request.tournament_id, "tournament_id")
+            claims = require_claims()
+            caller = claims.subject if claims.kind == "player" else None
+            row, changed = await self.repository.tournament_control.set_paused(
+                tournament_id, caller, paused=True
+            )
+            log.info(
+                "tournament paused",
+                tournament_id=tournament_id,
+                changed=changed,
+                by=claims.kind,
+                reason=request.reason[:200],
+            )
+            return lobby_pb2.PauseTournamentResponse(tournament=await self._message_of(row))
+
+        return await self._answer(request, context, work)
+
+    async def ResumeTournament(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.ResumeTournamentRequest, context: Context
+    ) -> lobby_pb2.ResumeTournamentResponse:
+        async def work() -> lobby_pb2.ResumeTournamentResponse:
+            check_request_id(request.request_id)
+            tournament_id = checks.identifier(request.tournament_id, "tournament_id")
+            claims = require_claims()
+            caller = claims.subject if claims.kind == "player" else None
+            row, changed = await self.repository.tournament_control.set_paused(
+                tournament_id, caller, paused=False
+            )
+            log.info(
+                "tournament resumed", tournament_id=tournament_id, changed=changed, by=claims.kind
+            )
+            return lobby_pb2.ResumeTournamentResponse(tournament=await self._message_of(row))
+
+        return await self._answer(request, context, work)
+
+    async def DisqualifyFromTournament(  # noqa: N802 (the generated servicer's names)
+        self, request: lobby_pb2.DisqualifyFromTournamentRequest, context: Context
+    ) -> lobby_pb2.DisqualifyFromTournamentResponse:
+        async def work() -> lobby_pb2.DisqualifyFromTournamentResponse:
+            check_request_id(request.request_id)
+            tournament_id = checks.identifier(request.tournament_id, "tournament_id")
+            player_id = checks.identifier(request.player_id, "player_id")
+            reason = checks.name(request.reason, "reason", required=True, maximum=REASON_MAX)
+            claims = require_claims()
+            caller = claims.subject if claims.kind == "player" else None
+            changed, table_id = await self.repository.tournament_control.disqualify(
+                tournament_id, player_id, reason, caller
+            )
+            if table_id:
+                # A bot plays the seat from now on (the match goes on for the others).
+                await self.tables.leave(
+                    table_pb2.LeaveRequest(
+                        request_id=derived_request_id(
+                            "tournament-disqualify", tournament_id, player_id
+                        ),
+                        table_id=table_id,
+                        player_id=player_id,
+                    )
+                )
+            log.info(
+                "tournament player disqualified",
+                tournament_id=tournament_id,
+                player_id=player_id,
+                changed=changed,
+                by=claims.kind,
+            )
+            return lobby_pb2.DisqualifyFromTournamentResponse(changed=changed)
+
+        return await self._answer(request, context, work)
+
     async def GetTournament(  # noqa: N802 (the generated servicer's names)
         self, request: lobby_pb2.GetTournamentRequest, context: Context
     ) -> lobby_pb2.GetTournamentResponse:
@@ -491,6 +588,8 @@ class TournamentCalls(LobbyCalls):
                         forfeited=entry.forfeited,
                         checked_in=entrant.checked_in,
                         substitute=entrant.substitute,
+                        disqualified=entry.disqualified,
+                        disqualification_reason=entrant.disqualification_reason,
                     )
                 )
             if start + size < len(ranked):

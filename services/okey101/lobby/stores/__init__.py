@@ -11,6 +11,7 @@ database (SQLite in local mode, PostgreSQL in a cluster; the tables are ``lobby.
 - ``queue`` (``quick_match``): quick-match tickets;
 - ``tournaments``: tournaments, their players and tables, and the drivers' leases;
 - ``tournament_schedules``: check-in, the scheduler's due starts and notices, recurring series;
+- ``tournament_control``: an organiser's pause, resume and disqualification;
 - ``player_events``: each player's own events (WatchPlayer), numbered per player;
 - ``push_devices``, ``push_outbox``, ``presence``: players' push devices, the notifications
   their events owe them, and the streams open on every pod (``lobby.push``);
@@ -56,6 +57,7 @@ from okey101.lobby.stores.player_events import PlayerEvents
 from okey101.lobby.stores.quick_match import QuickMatchQueue
 from okey101.lobby.stores.rate_limits import RateCounter
 from okey101.lobby.stores.staked_seats import StakedSeats
+from okey101.lobby.stores.tournament_control import TournamentControl
 from okey101.lobby.stores.tournament_schedules import TournamentSchedules
 from okey101.lobby.stores.tournaments import Tournaments
 from okey101.platform.database import Database
@@ -89,6 +91,7 @@ class LobbyRepository:
             database, lease_seconds=lease_seconds, events=self.player_events
         )
         self.tournament_schedules = TournamentSchedules(database, self.player_events)
+        self.tournament_control = TournamentControl(database, self.player_events)
 
     async def prune(self) -> None:
         """Forget stored answers (and HostTable calls never done) past their keeping time,

@@ -103,6 +103,10 @@ class NewTournament:
     #: The fewest entrants it starts with; the most substitutes it takes once full.
     min_players: int = 2
     max_substitutes: int = 0
+    #: Its pace: a round's time limit and the break between rounds (seconds), seeding.
+    round_seconds: int = 0
+    break_seconds: int = 0
+    seed_by_rating: bool = False
 
     def without_schedule(self) -> NewTournament:
         """The settings a series' occurrences share (their times are each their own)."""
@@ -173,6 +177,7 @@ def _round_table(row: Any) -> RoundTable:
         table_id=data["table_id"],
         match_id=data["match_id"],
         state=data["state"],
+        deadline_us=data["deadline_us"],
     )
 
 
@@ -591,6 +596,7 @@ class Tournaments:
                 row.matches_won,
                 checked_in=bool(row.checked_in),
                 substitute=bool(row.substitute),
+                disqualification_reason=row.disqualification_reason,
             )
             for row in rows
         ]
@@ -769,8 +775,16 @@ class Tournaments:
         if result.rowcount != 1:
             raise LeaseLost(tournament_id)
 
-    async def plan_round(self, tournament_id: str, round_number: int, holder: str) -> None:
-        """Seat round ``round_number``: its entrants (not eliminated), best first."""
+    async def plan_round(
+        self,
+        tournament_id: str,
+        round_number: int,
+        holder: str,
+        seeding: Sequence[str] = (),
+    ) -> None:
+        """Seat round ``round_number``: its entrants (not eliminated or disqualified), best
+        first; round 1 in registration order, or in ``seeding``'s order (players it names
+        first). With a round time limit, the round's deadline is set now."""
 
         async def work(session: AsyncConnection) -> None:
             await self._fence(session, tournament_id, holder)
@@ -794,13 +808,25 @@ class Tournaments:
                     select(tournament_players).where(
                         tournament_players.c.tournament_id == tournament_id,
                         tournament_players.c.eliminated == False,  # noqa: E712
+                        tournament_players.c.disqualified == False,  # noqa: E712
                     )
                 )
             )
             entries = sorted((_entry(row) for row in rows), key=bracket.entry_key)
             if round_number == 1:
-                entries.sort(key=lambda entry: entry.registration)
+                seeded = {player: place for place, player in enumerate(seeding)}
+                entries.sort(
+                    key=lambda entry: (
+                        seeded.get(entry.player_id, len(seeded)),
+                        entry.registration,
+                    )
+                )
             entrants = [entry.player_id for entry in entries]
+            if not entrants:
+                return
+            deadline = (
+                now_us() + tournament.round_seconds * US if tournament.round_seconds else None
+            )
             last = bracket.is_last_round(round_number, len(entrants), tournament.planned_rounds)
             for index, seats in enumerate(bracket.seat_round(entrants)):
                 seated = sum(1 for player in seats if player != bracket.BOT)
@@ -812,6 +838,7 @@ class Tournaments:
                         seats=json.dumps(seats),
                         advance=bracket.advance_count(seated, tournament.advance_per_table, last),
                         state=PLANNED,
+                        deadline_us=deadline,
                     )
                 )
             await session.execute(
@@ -978,10 +1005,13 @@ class Tournaments:
                         told,
                     )
             if not last:
+                rest = (
+                    now_us() + tournament.break_seconds * US if tournament.break_seconds else None
+                )
                 await session.execute(
                     update(tournaments)
                     .where(tournaments.c.tournament_id == tournament_id)
-                    .values(current_round=round_number + 1)
+                    .values(current_round=round_number + 1, next_round_us=rest)
                 )
                 return False
             everyone = await session.execute(
@@ -1069,6 +1099,7 @@ def _entry(row: Any) -> bracket.Entry:
         hands_finished=row.hands_finished,
         penalty_points=row.penalty_points,
         forfeited=bool(row.forfeited),
+        disqualified=bool(row.disqualified),
     )
 
 

@@ -1,5 +1,6 @@
 """Tournaments on a schedule: a start time, a registration window, check-in, the fewest players,
-substitutes, recurring series; and why a tournament was cancelled.
+substitutes, recurring series; and why a tournament was cancelled. Their pace: a round's time
+limit, a break between rounds, seeding by rating, pause, and disqualified players.
 
 Revision ID: 0009_tournament_schedules
 Revises: 0008_tournaments
@@ -92,9 +93,54 @@ def _schedules_downgrade() -> None:
             batch.drop_column(column)
 
 
+def _pace_upgrade() -> None:
+    with op.batch_alter_table("lobby_tournaments") as batch:
+        batch.add_column(
+            sa.Column("round_seconds", sa.Integer(), server_default="0", nullable=False)
+        )
+        batch.add_column(
+            sa.Column("break_seconds", sa.Integer(), server_default="0", nullable=False)
+        )
+        batch.add_column(
+            sa.Column("seed_by_rating", sa.Boolean(), server_default=sa.false(), nullable=False)
+        )
+        batch.add_column(
+            sa.Column("paused", sa.Boolean(), server_default=sa.false(), nullable=False)
+        )
+        batch.add_column(sa.Column("next_round_us", sa.BigInteger(), nullable=True))
+    with op.batch_alter_table("lobby_tournament_players") as batch:
+        batch.add_column(
+            sa.Column("disqualified", sa.Boolean(), server_default=sa.false(), nullable=False)
+        )
+        batch.add_column(
+            sa.Column(
+                "disqualification_reason",
+                sa.Text(),
+                server_default=sa.text("''"),
+                nullable=False,
+            )
+        )
+    with op.batch_alter_table("lobby_tournament_tables") as batch:
+        batch.add_column(sa.Column("deadline_us", sa.BigInteger(), nullable=True))
+
+
+def _pace_downgrade() -> None:
+    with op.batch_alter_table("lobby_tournament_tables") as batch:
+        batch.drop_column("deadline_us")
+    with op.batch_alter_table("lobby_tournament_players") as batch:
+        batch.drop_column("disqualification_reason")
+        batch.drop_column("disqualified")
+    with op.batch_alter_table("lobby_tournaments") as batch:
+        for column in ("next_round_us", "paused", "seed_by_rating", "break_seconds"):
+            batch.drop_column(column)
+        batch.drop_column("round_seconds")
+
+
 def upgrade() -> None:
     _schedules_upgrade()
+    _pace_upgrade()
 
 
 def downgrade() -> None:
+    _pace_downgrade()
     _schedules_downgrade()
