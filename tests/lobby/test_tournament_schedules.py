@@ -535,3 +535,23 @@ def test_a_weekly_series_is_created_ahead_and_stops(tmp_path: Path, chips_databa
             assert (missing.code, missing.reason) == (grpc.StatusCode.NOT_FOUND, "SERIES_NOT_FOUND")
 
     run(scenario())
+
+
+def test_registering_during_check_in_is_checking_in(chips: Callable[..., Any]) -> None:
+    async def scenario() -> None:
+        async with chips() as world:
+            auth = await _organiser(world)
+            created = await _create(
+                world, auth, start_time=_at(now_us() + 2 * HOUR_US), check_in_minutes=30
+            )
+            tournament_id = created.tournament.tournament_id
+            early, late = await world.player("Early"), await world.player("Late")
+            await _register(world, early, tournament_id)
+            await _move(world, tournament_id, scheduled_start_us=now_us() + HOUR_US // 4)
+            await _register(world, late, tournament_id)
+            lines = await _standings(world, tournament_id)
+            assert not lines[early.player_id].checked_in
+            assert lines[late.player_id].checked_in
+            assert (await _get(world, tournament_id)).checked_in_players == 1
+
+    run(scenario())

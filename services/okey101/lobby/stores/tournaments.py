@@ -286,6 +286,9 @@ class Tournaments:
                     display_name=player.display_name,
                     registration=tournament.registered + waiting + 1,
                     substitute=substitute,
+                    # Registering during the check-in window is checking in.
+                    checked_in=(opens := tournament.check_in_opens_us()) is not None
+                    and now_us() >= opens,
                 )
             )
             if not substitute:
