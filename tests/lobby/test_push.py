@@ -593,6 +593,25 @@ def test_tournament_notifications_speak_the_devices_language(push_world: Any) ->
                 ("Your table is ready", "Round 2 of your tournament: take your seat."),
                 ("A bot is playing your seat", "Come back to the table to play your seat again."),
             ]
+            # A scheduled tournament's check-in, and a cancel, are pushed too.
+            for settled, kind in (
+                (8, lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_CHECK_IN_OPEN),
+                (10, lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_CANCELLED),
+            ):
+
+                async def scheduled(session: Any, kind: int = kind) -> None:
+                    await events.append(
+                        session,
+                        player_id,
+                        lobby_pb2.PlayerEvent(kind=kind, tournament_id="cup-2"),  # type: ignore[arg-type]
+                    )
+
+                await world.client.lobby.servicer.database.transaction(scheduled)
+                await world.settled(settled)
+            assert [m["notification"]["title"] for m in world.providers.fcm.messages()[3:]] == [
+                "Turnuvana katılımını onayla",
+                "Turnuvan iptal edildi",
+            ]
             seated_data = world.providers.fcm.messages()[1]["data"]
             assert seated_data == {
                 "kind": "TOURNAMENT_SEATED",

@@ -64,6 +64,9 @@ PUSHED_KINDS: Final = frozenset(
         lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_SEATED,
         lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_STARTING,
         lobby_pb2.PLAYER_EVENT_KIND_SEAT_AWAY,
+        # A scheduled tournament's: the player must check in, or it will not be played.
+        lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_CHECK_IN_OPEN,
+        lobby_pb2.PLAYER_EVENT_KIND_TOURNAMENT_CANCELLED,
     }
 )
 #: How long a notification without a moment of its own is worth sending.

@@ -31,6 +31,22 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
         "en": "The tables of the first round are being set now.",
         "tr": "İlk turun masaları şimdi kuruluyor.",
     },
+    "TOURNAMENT_CHECK_IN_OPEN_TITLE": {
+        "en": "Check in for your tournament",
+        "tr": "Turnuvana katılımını onayla",
+    },
+    "TOURNAMENT_CHECK_IN_OPEN_BODY": {
+        "en": "Check-in is open: check in before the start to keep your place.",
+        "tr": "Katılım onayı açıldı: yerini korumak için başlangıçtan önce onayla.",
+    },
+    "TOURNAMENT_CANCELLED_TITLE": {
+        "en": "Your tournament was cancelled",
+        "tr": "Turnuvan iptal edildi",
+    },
+    "TOURNAMENT_CANCELLED_BODY": {
+        "en": "Your entry fee, if you paid one, is back in your wallet.",
+        "tr": "Giriş ücreti ödediysen cüzdanına geri döndü.",
+    },
     "SEAT_AWAY_TITLE": {"en": "A bot is playing your seat", "tr": "Yerinde bir bot oynuyor"},
     "SEAT_AWAY_BODY": {
         "en": "Come back to the table to play your seat again.",
