@@ -595,3 +595,34 @@ def test_an_unknown_enum_number_is_refused_alike_over_grpc_and_the_edge(
     assert over_edge.reason == over_grpc.reason == "BAD_FIELD"
     assert over_edge.metadata["field"] == over_grpc.metadata["field"] == "visibility"
     assert over_edge.metadata["value"] == over_grpc.metadata["value"] == "7"
+
+
+def test_a_seasonal_leaderboard_and_around_me_through_the_edge(
+    edge: tuple[LocalStack, int],
+) -> None:
+    """GetLeaderboard's season, season_time and around_player_id come through Connect JSON: a
+    month's board names its window, and a player with no line on the week's board is NOT_FOUND
+    PLAYER_NOT_RANKED."""
+    _stack, port = edge
+    login = _login(port)
+    path = "/okey.v1.ScoringService/GetLeaderboard"
+    status, answer = _json(
+        port,
+        path,
+        {"season": "LEADERBOARD_SEASON_MONTH", "seasonTime": "2025-02-10T12:00:00Z"},
+        Authorization=_bearer(login),
+    )
+    assert status == 200, answer
+    assert answer["seasonStart"] == "2025-02-01T00:00:00Z"
+    assert answer["seasonEnd"] == "2025-03-01T00:00:00Z"
+    status, answer = _json(
+        port,
+        path,
+        {"season": "LEADERBOARD_SEASON_WEEK", "aroundPlayerId": login["player"]["playerId"]},
+        Authorization=_bearer(login),
+    )
+    assert status == 404, answer
+    assert answer["code"] == "not_found"
+    raw = {detail["type"]: detail["value"] for detail in answer["details"]}["google.rpc.ErrorInfo"]
+    info = error_details_pb2.ErrorInfo.FromString(base64.b64decode(raw + "=" * (-len(raw) % 4)))
+    assert info.reason == "PLAYER_NOT_RANKED"

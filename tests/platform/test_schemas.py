@@ -20,7 +20,7 @@ from support.databases import fresh_database
 HEADS = {
     "lobby": "0009_tournament_schedules",
     "table": "0006_missed_turns",
-    "scoring": "0004_tournament_places",
+    "scoring": "0005_season_lines",
 }
 
 

@@ -12,7 +12,8 @@ import contextlib
 import functools
 import hashlib
 import random
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -252,9 +253,12 @@ class Service:
 
 
 @contextlib.asynccontextmanager
-async def scoring(url: str, var_dir: Path) -> AsyncIterator[Service]:
+async def scoring(
+    url: str, var_dir: Path, clock: Callable[[], float] = time.time
+) -> AsyncIterator[Service]:
+    """The service over ``url``; ``clock`` is its now (which week or month is current)."""
     database = Database(url)
-    servicer = ScoringServicer(database)
+    servicer = ScoringServicer(database, clock)
     handle = await ServerHandle.start(
         "scoring",
         lambda server: register(server, servicer),

@@ -40,6 +40,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "Player {player_id} holds more than one seat.",
         "tr": "{player_id} oyuncusu birden çok koltukta oturuyor.",
     },
+    "SEASON_TIME_OUT_OF_RANGE": {
+        "en": "season_time {value} is out of range: give an instant from 1970-01-01 to the end "
+        "of the current week or month (UTC).",
+        "tr": "season_time {value} geçerli aralıkta değil: 1970-01-01 ile içinde bulunulan "
+        "haftanın ya da ayın sonu (UTC) arasında bir an ver.",
+    },
     # State conflicts.
     "HAND_ALREADY_RECORDED": {
         "en": "Hand {hand_id} is already recorded with a different content.",
@@ -75,6 +81,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "MATCH_NOT_FOUND": {
         "en": "There is no match {match_id}.",
         "tr": "{match_id} numaralı bir maç yok.",
+    },
+    "PLAYER_NOT_RANKED": {
+        "en": "Player {player_id} has no line on this leaderboard: no rated match in it, or "
+        "fewer than its minimum.",
+        "tr": "{player_id} oyuncusu bu sıralamada yer almıyor: bu sıralamada puanlı maçı yok ya "
+        "da en az maç sayısının altında.",
     },
     # Serving.
     "SERVICE_STARTING": {

@@ -16,6 +16,8 @@ very same bytes.
 - ``scoring_ratings``: a player's OpenSkill rating per mode and preset (``all`` for every
   preset together), with the rated matches and wins it counts.
 - ``scoring_rating_changes``: what each rated match did to each rating.
+- ``scoring_season_lines``: a player's rated matches in one week or month (``scoring.seasons``)
+  per mode and preset, added up as each match is recorded: what seasonal leaderboards rank.
 - ``scoring_tournament_places``: a finished tournament's final ranking as the lobby reported
   it (RecordTournamentRanking): what its whole standings serve.
 """
@@ -220,6 +222,27 @@ rating_changes = Table(
     Column("matches_after", Integer, nullable=False),
 )
 
+season_lines = Table(
+    "scoring_season_lines",
+    metadata,
+    # The key's order serves a board: one window's lines are a range of it.
+    Column("mode", String(16), primary_key=True),
+    # A preset's name, or "all" for every preset together (as in scoring_ratings).
+    Column("preset", String(32), primary_key=True),
+    # week or month.
+    Column("season", String(8), primary_key=True),
+    # The window's first instant (Monday or the 1st, 00:00 UTC).
+    Column("start_us", BigInteger, primary_key=True),
+    Column("player_id", String(ID_LENGTH), primary_key=True),
+    # Rated matches that ended in the window, those won, and the sum of the player's totals
+    # (64-bit like every key a page token carries, so any token's key binds).
+    Column("matches", BigInteger, nullable=False),
+    Column("wins", BigInteger, nullable=False),
+    Column("points", BigInteger, nullable=False),
+    # What those matches changed the rating's ordinal by, added up.
+    Column("rating_change", Double, nullable=False),
+)
+
 tournament_places = Table(
     "scoring_tournament_places",
     metadata,
@@ -244,5 +267,6 @@ __all__ = [
     "metadata",
     "rating_changes",
     "ratings",
+    "season_lines",
     "tournament_places",
 ]

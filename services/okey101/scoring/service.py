@@ -18,15 +18,22 @@ Decisions where scoring.proto leaves room:
   that has not finished a match yet; the lobby owns both). GetPlayerStats of a player scoring
   has recorded nothing of (no hand, no match) is NOT_FOUND ``PLAYER_NOT_FOUND``, unless the
   caller asks about themselves (their zeros).
-- GetLeaderboard's default minimum of rated matches is ``DEFAULT_MIN_MATCHES``.
+- GetLeaderboard's default minimum of rated matches is ``DEFAULT_MIN_MATCHES`` (on a seasonal
+  board, of rated matches in its window). A seasonal board's window (``seasons``) is the one
+  that holds season_time, else the one that holds the service's clock now (``clock``, injected
+  by tests). A previous_page_token is a next token's key behind ``BEFORE``; the next tokens of
+  the all-time board keep the shape they always had.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import math
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Final, TypeVar
 
 import grpc.aio
+from google.protobuf.timestamp_pb2 import Timestamp
 from okey.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
 from prometheus_client import Counter
 
@@ -35,17 +42,23 @@ from okey101.platform import convert, paging
 from okey101.platform.auth import Access, AccessPolicy, current_claims
 from okey101.platform.config import Settings
 from okey101.platform.database import Database
-from okey101.platform.errors import abort_with, request_language
+from okey101.platform.errors import InvalidArgument, abort_with, request_language
 from okey101.platform.handlers import Context
 from okey101.platform.ids import check_request_id
 from okey101.platform.logs import get_logger
 from okey101.platform.server import serve
-from okey101.scoring import ratings
+from okey101.scoring import ratings, seasons
 from okey101.scoring.errors import Invalid, Missing, NotReady
-from okey101.scoring.messages import PRESETS, rating_message
+from okey101.scoring.messages import PRESETS, rating_message, timestamp
 from okey101.scoring.records import now_us
-from okey101.scoring.stores import ScoringRepository
-from okey101.scoring.validation import check_hand, check_id, check_match, rules_from_json
+from okey101.scoring.stores import ScoringRepository, leaderboards
+from okey101.scoring.validation import (
+    check_hand,
+    check_id,
+    check_match,
+    rules_from_json,
+    timestamp_us,
+)
 
 NAME: Final = "scoring"
 SERVICE_NAME: Final = scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"].full_name
@@ -57,6 +70,8 @@ LEADERBOARD_PAGE: Final = (50, 200)
 HISTORY_PAGE: Final = (20, 100)
 #: GetLeaderboard's minimum of rated matches when the request says 0.
 DEFAULT_MIN_MATCHES: Final = 1
+#: A larger min_matches is read as this (no player has more; the column is 32-bit).
+MAX_MIN_MATCHES: Final = 2**31 - 1
 
 _SERVICE: Final[tuple[Access, ...]] = ("service",)
 _PLAYER_OR_SERVICE: Final[tuple[Access, ...]] = ("player", "service")
@@ -96,6 +111,15 @@ _MODES: Final[dict[int, str]] = {
     scoring_pb2.RATING_MODE_PARTNERS: ratings.PARTNERS,
 }
 _PRESET_NAMES: Final[dict[int, str]] = {int(value): name for name, value in PRESETS.items()}
+#: GetLeaderboard's windows: None for the all-time board.
+_SEASONS: Final[dict[int, seasons.Season | None]] = {
+    scoring_pb2.LEADERBOARD_SEASON_UNSPECIFIED: None,
+    scoring_pb2.LEADERBOARD_SEASON_ALL_TIME: None,
+    scoring_pb2.LEADERBOARD_SEASON_WEEK: seasons.WEEK,
+    scoring_pb2.LEADERBOARD_SEASON_MONTH: seasons.MONTH,
+}
+#: What a previous_page_token's key starts with (a next token's key has no such mark).
+BEFORE: Final = "before"
 
 
 def _preset_filter(value: int, field: str = "preset") -> str | None:
@@ -106,6 +130,40 @@ def _preset_filter(value: int, field: str = "preset") -> str | None:
     if name is None:
         raise Invalid("BAD_FIELD", field=field, value=str(value))
     return name
+
+
+def _cursor(token: str, bound: str, shape: Sequence[type]) -> tuple[bool, leaderboards.Key] | None:
+    """A leaderboard token's key, and whether it pages up (a previous_page_token); None for
+    the first page. A made-up key the database could not compare (an integer beyond 64 bits,
+    an infinite or NaN rating, a control character) is PAGE_TOKEN_INVALID like any bad token."""
+    try:
+        try:
+            after = paging.decode_token(token, bound, shape)
+            if after is None:
+                return None
+            up, key = False, after
+        except InvalidArgument:
+            before = paging.decode_token(token, bound, (str, *shape))
+            if before is None or before[0] != BEFORE:
+                raise
+            up, key = True, before[1:]
+    except OverflowError:  # an integer too large for a float
+        raise InvalidArgument("PAGE_TOKEN_INVALID") from None
+    for value in key:
+        if (
+            (isinstance(value, int) and not -(2**63) <= value < 2**63)
+            or (isinstance(value, float) and not math.isfinite(value))
+            or (isinstance(value, str) and not value.isprintable())
+        ):
+            raise InvalidArgument("PAGE_TOKEN_INVALID")
+    return up, key
+
+
+def _stamp_text(stamp: Timestamp) -> str:
+    try:
+        return stamp.ToJsonString()
+    except ValueError:  # outside what RFC 3339 can write
+        return f"{stamp.seconds}s+{stamp.nanos}ns"
 
 
 def _player(requested: str) -> str:
@@ -121,9 +179,11 @@ def _player(requested: str) -> str:
 class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
     """okey.v1.ScoringService over one database (module docstring)."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, clock: Callable[[], float] = time.time) -> None:
         self.database = database
         self.repository = ScoringRepository(database)
+        #: Now, in seconds since the epoch: which week or month is the current season.
+        self.clock = clock
 
     async def prepare(self) -> None:
         """Migrate the database to the service's latest schema; calls are served from then."""
@@ -262,31 +322,79 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
             mode = _MODES.get(int(request.mode))
             if mode is None:
                 raise Invalid("BAD_FIELD", field="mode", value=str(request.mode))
+            if int(request.season) not in _SEASONS:
+                raise Invalid("BAD_FIELD", field="season", value=str(request.season))
+            season = _SEASONS[int(request.season)]
             preset = _preset_filter(request.preset) or ratings.ALL_PRESETS
-            minimum = request.min_matches or DEFAULT_MIN_MATCHES
+            # Above the largest count stored (a 32-bit column) it is the same empty board.
+            minimum = min(request.min_matches or DEFAULT_MIN_MATCHES, MAX_MIN_MATCHES)
             size = paging.page_size(
                 request.page_size, default=LEADERBOARD_PAGE[0], maximum=LEADERBOARD_PAGE[1]
             )
-            bound = paging.fingerprint("leaderboard", mode, preset, minimum)
-            after = paging.decode_token(request.page_token, bound, (float, str))
-            page = await self.repository.ratings.leaderboard(mode, preset, minimum, after, size)
-            answer = scoring_pb2.GetLeaderboardResponse(
-                entries=[
-                    scoring_pb2.LeaderboardEntry(
-                        rank=rank,
-                        player_id=row.player_id,
-                        display_name=row.display_name,
-                        rating=rating_message(ratings.Rating(row.mu, row.sigma, row.matches)),
-                        wins=row.wins,
+            around = check_id(request.around_player_id, "around_player_id", required=False)
+            answer = scoring_pb2.GetLeaderboardResponse()
+            shape: tuple[type, ...]
+            if season is None:
+                if request.HasField("season_time"):
+                    raise Invalid(
+                        "BAD_FIELD", field="season_time", value=_stamp_text(request.season_time)
                     )
-                    for rank, row in page.items
-                ]
+                board = leaderboards.all_time(mode, preset, minimum)
+                bound = paging.fingerprint("leaderboard", mode, preset, minimum)
+                shape = (float, str)
+            else:
+                window = self._season_window(season, request)
+                board = leaderboards.season(mode, preset, minimum, window)
+                bound = paging.fingerprint(
+                    "leaderboard", mode, preset, minimum, season, window.start_us
+                )
+                shape = (int, int, str)
+                answer.season_start.CopyFrom(timestamp(window.start_us))
+                answer.season_end.CopyFrom(timestamp(window.end_us))
+            cursor = _cursor(request.page_token, bound, shape)
+            store = self.repository.leaderboards
+            if cursor is not None:
+                up, key = cursor
+                page = await (store.page_before if up else store.page)(board, key, size)
+            elif around:
+                page = await store.around(board, around, size)
+            else:
+                page = await store.page(board, None, size)
+            answer.entries.extend(
+                scoring_pb2.LeaderboardEntry(
+                    rank=line.rank,
+                    player_id=line.player_id,
+                    display_name=line.display_name,
+                    rating=rating_message(line.rating),
+                    wins=line.wins,
+                    season_matches=line.season_matches,
+                    season_points=line.season_points,
+                    season_rating_change=line.season_rating_change,
+                )
+                for line in page.lines
             )
             if page.next_key is not None:
                 answer.next_page_token = paging.encode_token(page.next_key, bound)
+            if page.previous_key is not None:
+                answer.previous_page_token = paging.encode_token(
+                    [BEFORE, *page.previous_key], bound
+                )
             return answer
 
         return await self._answer(request, context, work)
+
+    def _season_window(
+        self, season: seasons.Season, request: scoring_pb2.GetLeaderboardRequest
+    ) -> seasons.Window:
+        """The week or month asked for: the one holding season_time, else the current one."""
+        now = int(self.clock() * 1_000_000)
+        if not request.HasField("season_time"):
+            return seasons.window(season, now)
+        stamp = request.season_time
+        instant = timestamp_us(stamp)
+        if not 0 <= stamp.nanos < 1_000_000_000 or not seasons.in_range(season, instant, now):
+            raise Invalid("SEASON_TIME_OUT_OF_RANGE", value=_stamp_text(stamp))
+        return seasons.window(season, instant)
 
     async def GetPlayerStats(  # noqa: N802 (the generated servicer's names)
         self, request: scoring_pb2.GetPlayerStatsRequest, context: Context

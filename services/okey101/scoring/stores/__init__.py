@@ -3,7 +3,8 @@ one ``Database``. ``ScoringRepository`` holds them, by attribute (each named as 
 
 - ``hands``: RecordHand, exactly once however deliveries race, and the hands of a match;
 - ``matches``: RecordMatch, exactly once, and the score sheet;
-- ``ratings``: the ratings a match changes, and the leaderboards;
+- ``ratings``: the ratings a match changes;
+- ``leaderboards``: the all-time and seasonal leaderboards, paged and around a player;
 - ``standings``: a tournament's standings;
 - ``players``: a player's statistics and history.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from okey101.platform.database import Database
 from okey101.scoring.stores.hands import Hands
+from okey101.scoring.stores.leaderboards import Leaderboards
 from okey101.scoring.stores.matches import Matches
 from okey101.scoring.stores.players import PlayerRecords
 from okey101.scoring.stores.ratings import RatingStore
@@ -29,6 +31,7 @@ class ScoringRepository:
         self.database = database
         self.hands = Hands(database)
         self.ratings = RatingStore(database)
+        self.leaderboards = Leaderboards(database)
         self.matches = Matches(database, self.ratings)
         self.standings = Standings(database)
         self.players = PlayerRecords(database)

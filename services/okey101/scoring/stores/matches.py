@@ -103,7 +103,7 @@ class Matches:
         )
         lines = self._match_lines(checked, state, recorded, ended_at, match)
         await session.execute(match_players.insert(), lines)
-        changes = await self.ratings.rate(session, checked, state, match_id, match.preset)
+        changes = await self.ratings.rate(session, checked, state, match_id, match.preset, ended_at)
         answer = scoring_pb2.RecordMatchResponse(rating_changes=changes)
         answer.result.CopyFrom(result)
         answer.result.ended_at.CopyFrom(timestamp(ended_at))

@@ -1,9 +1,12 @@
 """Ratings as stored (``scoring_ratings``, ``scoring_rating_changes``): what a recorded match
-does to its players' OpenSkill ratings (the arithmetic is ``scoring.ratings``), and the leaderboards
-read from them.
+does to its players' OpenSkill ratings (the arithmetic is ``scoring.ratings``); the
+leaderboards read from them are ``stores.leaderboards``.
 
 A match's ratings are written in its RecordMatch transaction, each rating row locked in one
-global order (player id within mode and preset), so two matches never deadlock.
+global order (player id within mode and preset), so two matches never deadlock. The same
+transaction adds the match to its players' lines of its week and its month
+(``scoring_season_lines``, what seasonal leaderboards rank), after the rating rows of the same
+mode and preset are locked: a line is only written under its player's rating lock.
 """
 
 from __future__ import annotations
@@ -11,16 +14,16 @@ from __future__ import annotations
 from typing import Any
 
 from okey.v1 import scoring_pb2
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from okey101.engine.match import MatchState
-from okey101.platform.database import Database, insert_ignoring_conflicts
-from okey101.scoring import ratings
+from okey101.platform.database import Database, dialect_insert, insert_ignoring_conflicts
+from okey101.scoring import ratings, seasons
 from okey101.scoring.messages import rating_change
-from okey101.scoring.models import rating_changes
+from okey101.scoring.models import rating_changes, season_lines
 from okey101.scoring.models import ratings as rating_rows
-from okey101.scoring.records import Page, now_us
+from okey101.scoring.records import now_us
 from okey101.scoring.validation import CheckedMatch, SeatInfo
 
 
@@ -41,10 +44,12 @@ class RatingStore:
         state: MatchState,
         match_id: str,
         preset: str,
+        ended_at_us: int,
     ) -> list[scoring_pb2.RatingChange]:
         """Rate the match's players (in ``session``, the match's transaction): each rating of
-        the mode, over every preset and over the match's preset, locked in player id order;
-        the changes over every preset."""
+        the mode, over every preset and over the match's preset, locked in player id order,
+        and their season lines of the week and the month ``ended_at_us`` falls in; the changes
+        over every preset."""
         # Bots are not rated: a seat a bot played all match counts as no one's.
         players = ["" if seat.bot else seat.player_id for seat in checked.seats]
         sides = ratings.sides(players, state.totals, partners=checked.rules.partners)
@@ -54,6 +59,8 @@ class RatingStore:
         rated = sorted({player for side in sides for player in side.players})
         names = {seat.player_id: _name(checked, seat) for seat in checked.seats}
         winners = {players[seat] for seat in state.winners if players[seat]}
+        points = {player: state.totals[seat] for seat, player in enumerate(players) if player}
+        windows = [seasons.window(season, ended_at_us) for season in (seasons.WEEK, seasons.MONTH)]
         now = now_us()
         start = ratings.initial()
         keys = [ratings.ALL_PRESETS, preset] if preset != ratings.ALL_PRESETS else [preset]
@@ -132,6 +139,24 @@ class RatingStore:
                     for player in rated
                 ],
             )
+            await self._add_to_seasons(
+                session,
+                [
+                    {
+                        "mode": mode,
+                        "preset": key,
+                        "season": window.season,
+                        "start_us": window.start_us,
+                        "player_id": player,
+                        "matches": 1,
+                        "wins": 1 if player in winners else 0,
+                        "points": points[player],
+                        "rating_change": after[player].ordinal - before[player].ordinal,
+                    }
+                    for window in windows
+                    for player in rated
+                ],
+            )
             if key == ratings.ALL_PRESETS:
                 changes = [
                     rating_change(player, mode, before[player], after[player])
@@ -140,61 +165,18 @@ class RatingStore:
                 ]
         return changes
 
-    async def leaderboard(
-        self, mode: str, preset: str, min_matches: int, after: list[Any] | None, size: int
-    ) -> Page:
-        """Best first by (ordinal desc, player id asc), continuing strictly after ``after``."""
-        table = rating_rows
-        base = [table.c.mode == mode, table.c.preset == preset, table.c.matches >= min_matches]
-        query = select(table).where(*base)
-        if after is not None:
-            ordinal, player = float(after[0]), str(after[1])
-            query = query.where(
-                or_(
-                    table.c.ordinal < ordinal,
-                    and_(table.c.ordinal == ordinal, table.c.player_id > player),
-                )
-            )
-        query = query.order_by(table.c.ordinal.desc(), table.c.player_id).limit(size + 1)
-        async with self.database.read() as session:
-            rows = list((await session.execute(query)).all())
-            page = rows[:size]
-            entries: list[tuple[int, Any]] = []
-            if page:
-                first = page[0]
-                above = (
-                    await session.execute(
-                        select(func.count())
-                        .select_from(table)
-                        .where(*base, table.c.ordinal > first.ordinal)
-                    )
-                ).scalar_one()
-                ties = (
-                    await session.execute(
-                        select(func.count())
-                        .select_from(table)
-                        .where(
-                            *base,
-                            table.c.ordinal == first.ordinal,
-                            table.c.player_id < first.player_id,
-                        )
-                    )
-                ).scalar_one()
-                position = above + ties + 1
-                for index, row in enumerate(page):
-                    # Equal ordinals share a rank (1, 2, 2, 4).
-                    if row.ordinal == first.ordinal:
-                        rank = above + 1
-                    elif index and row.ordinal == page[index - 1].ordinal:
-                        rank = entries[-1][0]
-                    else:
-                        rank = position + index
-                    entries.append((rank, row))
-        next_key = None
-        if len(rows) > size:
-            last = page[-1]
-            next_key = [last.ordinal, last.player_id]
-        return Page(entries, next_key)
+    async def _add_to_seasons(self, session: AsyncConnection, lines: list[dict[str, Any]]) -> None:
+        """Add each line to the player's line of its window (made at zero if it is the first)."""
+        table = season_lines
+        statement = dialect_insert(table, self.database.dialect)
+        statement = statement.on_conflict_do_update(
+            index_elements=[column.name for column in table.primary_key.columns],
+            set_={
+                name: table.c[name] + statement.excluded[name]
+                for name in ("matches", "wins", "points", "rating_change")
+            },
+        )
+        await session.execute(statement, lines)
 
 
 __all__ = ["RatingStore"]
