@@ -13,6 +13,7 @@ The table's journal on PostgreSQL is covered by ``test_table_journal`` and
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Any
 
 import grpc
 import pytest
+from google.protobuf.timestamp_pb2 import Timestamp
 from okey.v1 import common_pb2, lobby_pb2, scoring_pb2, table_pb2
 
 from support.abuse import (
@@ -278,6 +280,118 @@ def start_tournament(world: World) -> Reuse:
     return Reuse(host.auth, first, _with(first, tournament_id=cups[1]))
 
 
+def _register(world: World, guest: Guest, cup: str) -> None:
+    world.ok(
+        "lobby",
+        "RegisterForTournament",
+        lobby_pb2.RegisterForTournamentRequest(request_id=_rid("r"), tournament_id=cup),
+        guest.auth,
+    )
+
+
+def _running(world: World, host: Guest) -> str:
+    """A cup of two guests, started."""
+    cup = _tournament(world, host)
+    for _ in range(2):
+        _register(world, _guest(world, "player"), cup)
+    world.ok(
+        "lobby",
+        "StartTournament",
+        lobby_pb2.StartTournamentRequest(request_id=_rid("s"), tournament_id=cup),
+        host.auth,
+    )
+    return cup
+
+
+def check_in_to_tournament(world: World) -> Reuse:
+    """Two cups whose check-in windows open a moment after their creation."""
+    host, guest = _organiser(world, "cup"), _guest(world, "player")
+    start = Timestamp()
+    start.FromMicroseconds(int((time.time() + 3601) * 1_000_000))
+    cups = []
+    for _ in range(2):
+        made = world.ok(
+            "lobby",
+            "CreateTournament",
+            lobby_pb2.CreateTournamentRequest(
+                request_id=_rid("t"),
+                name="Scheduled cup",
+                max_players=8,
+                start_time=start,
+                check_in_minutes=60,
+            ),
+            host.auth,
+        )
+        cups.append(made.tournament.tournament_id)
+        _register(world, guest, cups[-1])
+    time.sleep(1.2)
+    first = lobby_pb2.CheckInToTournamentRequest(
+        request_id=_rid("CheckInToTournament"), tournament_id=cups[0]
+    )
+    return Reuse(guest.auth, first, _with(first, tournament_id=cups[1]))
+
+
+def stop_tournament_series(world: World) -> Reuse:
+    host = _organiser(world, "series")
+    daily = lobby_pb2.TournamentRecurrence(
+        frequency=lobby_pb2.RECURRENCE_FREQUENCY_DAILY, local_time="21:00", time_zone="UTC"
+    )
+    series = [
+        world.ok(
+            "lobby",
+            "CreateTournament",
+            lobby_pb2.CreateTournamentRequest(
+                request_id=_rid("t"), name="Daily", max_players=8, recurrence=daily
+            ),
+            host.auth,
+        ).tournament.series_id
+        for _ in range(2)
+    ]
+    first = lobby_pb2.StopTournamentSeriesRequest(
+        request_id=_rid("StopTournamentSeries"), series_id=series[0]
+    )
+    return Reuse(host.auth, first, _with(first, series_id=series[1]))
+
+
+def pause_tournament(world: World) -> Reuse:
+    host = _organiser(world, "cup")
+    cups = [_running(world, host) for _ in range(2)]
+    first = lobby_pb2.PauseTournamentRequest(
+        request_id=_rid("PauseTournament"), tournament_id=cups[0]
+    )
+    return Reuse(host.auth, first, _with(first, tournament_id=cups[1]))
+
+
+def resume_tournament(world: World) -> Reuse:
+    host = _organiser(world, "cup")
+    cups = [_running(world, host) for _ in range(2)]
+    for cup in cups:
+        world.ok(
+            "lobby",
+            "PauseTournament",
+            lobby_pb2.PauseTournamentRequest(request_id=_rid("p"), tournament_id=cup),
+            host.auth,
+        )
+    first = lobby_pb2.ResumeTournamentRequest(
+        request_id=_rid("ResumeTournament"), tournament_id=cups[0]
+    )
+    return Reuse(host.auth, first, _with(first, tournament_id=cups[1]))
+
+
+def disqualify_from_tournament(world: World) -> Reuse:
+    host, guest = _organiser(world, "cup"), _guest(world, "player")
+    cups = [_tournament(world, host) for _ in range(2)]
+    for cup in cups:
+        _register(world, guest, cup)
+    first = lobby_pb2.DisqualifyFromTournamentRequest(
+        request_id=_rid("DisqualifyFromTournament"),
+        tournament_id=cups[0],
+        player_id=guest.player_id,
+        reason="Collusion",
+    )
+    return Reuse(host.auth, first, _with(first, tournament_id=cups[1]))
+
+
 def record_hand(world: World) -> Reuse:
     rid = _rid("RecordHand")
     first, second = _plan(0).hand(1, request_id=rid), _plan(1).hand(1, request_id=rid)
@@ -480,6 +594,11 @@ RECIPES: dict[tuple[str, str], Callable[[World], Reuse]] = {
     ("lobby", "UnregisterFromTournament"): unregister_from_tournament,
     ("lobby", "StartTournament"): start_tournament,
     ("lobby", "CancelTournament"): cancel_tournament,
+    ("lobby", "CheckInToTournament"): check_in_to_tournament,
+    ("lobby", "StopTournamentSeries"): stop_tournament_series,
+    ("lobby", "PauseTournament"): pause_tournament,
+    ("lobby", "ResumeTournament"): resume_tournament,
+    ("lobby", "DisqualifyFromTournament"): disqualify_from_tournament,
     ("lobby", "RecordPlayerEvents"): record_player_events,
     ("lobby", "ClaimDailyChips"): claim_daily_chips,
     ("lobby", "AdjustChips"): adjust_chips,

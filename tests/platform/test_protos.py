@@ -94,6 +94,11 @@ SERVICES: dict[str, set[str]] = {
         "ListStakeLevels",
         "RecordTableChips",
         "UnregisterFromTournament",
+        "CheckInToTournament",
+        "StopTournamentSeries",
+        "PauseTournament",
+        "ResumeTournament",
+        "DisqualifyFromTournament",
     },
     "ScoringService": {
         "RecordHand",

@@ -350,6 +350,33 @@ TEMPLATES: Final[dict[tuple[str, str], Template]] = {
         ),
         "stranger",
     ),
+    ("lobby", "CheckInToTournament"): lambda w: (
+        lobby_pb2.CheckInToTournamentRequest(request_id=_fresh(), tournament_id=w.tournament_id),
+        "stranger",
+    ),
+    # The organiser's calls, as a stranger makes them: refused, and the world's cup left as it
+    # is for the other tests.
+    ("lobby", "StopTournamentSeries"): lambda w: (
+        lobby_pb2.StopTournamentSeriesRequest(request_id=_fresh(), series_id="s_fuzz"),
+        "stranger",
+    ),
+    ("lobby", "PauseTournament"): lambda w: (
+        lobby_pb2.PauseTournamentRequest(request_id=_fresh(), tournament_id=w.tournament_id),
+        "stranger",
+    ),
+    ("lobby", "ResumeTournament"): lambda w: (
+        lobby_pb2.ResumeTournamentRequest(request_id=_fresh(), tournament_id=w.tournament_id),
+        "stranger",
+    ),
+    ("lobby", "DisqualifyFromTournament"): lambda w: (
+        lobby_pb2.DisqualifyFromTournamentRequest(
+            request_id=_fresh(),
+            tournament_id=w.tournament_id,
+            player_id=w.account_id,
+            reason="fuzz",
+        ),
+        "stranger",
+    ),
     ("lobby", "GetTournamentStandings"): lambda w: (
         lobby_pb2.GetTournamentStandingsRequest(tournament_id=w.tournament_id, page_size=1),
         "stranger",

@@ -340,15 +340,25 @@ class TournamentCalls(LobbyCalls):
             series_id = checks.identifier(request.series_id, "series_id")
             claims = require_claims()
             caller = claims.subject if claims.kind == "player" else None
-            changed = await self.repository.tournament_schedules.stop_series(series_id, caller)
-            log.info(
-                "tournament series stopped",
-                series_id=series_id,
-                changed=changed,
-                by=claims.kind,
-                reason=request.reason[:200],
+            call = answers.once(
+                "StopTournamentSeries",
+                f"{claims.kind}:{claims.subject}",
+                request,
+                lobby_pb2.StopTournamentSeriesResponse,
             )
-            return lobby_pb2.StopTournamentSeriesResponse(changed=changed)
+
+            async def stop() -> lobby_pb2.StopTournamentSeriesResponse:
+                changed = await self.repository.tournament_schedules.stop_series(series_id, caller)
+                log.info(
+                    "tournament series stopped",
+                    series_id=series_id,
+                    changed=changed,
+                    by=claims.kind,
+                    reason=request.reason[:200],
+                )
+                return lobby_pb2.StopTournamentSeriesResponse(changed=changed)
+
+            return await answers.kept_after(self.database, call, stop)
 
         return await self._answer(request, context, work)
 
@@ -420,17 +430,27 @@ class TournamentCalls(LobbyCalls):
             tournament_id = checks.identifier(request.tournament_id, "tournament_id")
             claims = require_claims()
             caller = claims.subject if claims.kind == "player" else None
-            row, changed = await self.repository.tournament_control.set_paused(
-                tournament_id, caller, paused=True
+            call = answers.once(
+                "PauseTournament",
+                f"{claims.kind}:{claims.subject}",
+                request,
+                lobby_pb2.PauseTournamentResponse,
             )
-            log.info(
-                "tournament paused",
-                tournament_id=tournament_id,
-                changed=changed,
-                by=claims.kind,
-                reason=request.reason[:200],
-            )
-            return lobby_pb2.PauseTournamentResponse(tournament=await self._message_of(row))
+
+            async def pause() -> lobby_pb2.PauseTournamentResponse:
+                row, changed = await self.repository.tournament_control.set_paused(
+                    tournament_id, caller, paused=True
+                )
+                log.info(
+                    "tournament paused",
+                    tournament_id=tournament_id,
+                    changed=changed,
+                    by=claims.kind,
+                    reason=request.reason[:200],
+                )
+                return lobby_pb2.PauseTournamentResponse(tournament=await self._message_of(row))
+
+            return await answers.kept_after(self.database, call, pause)
 
         return await self._answer(request, context, work)
 
@@ -442,13 +462,26 @@ class TournamentCalls(LobbyCalls):
             tournament_id = checks.identifier(request.tournament_id, "tournament_id")
             claims = require_claims()
             caller = claims.subject if claims.kind == "player" else None
-            row, changed = await self.repository.tournament_control.set_paused(
-                tournament_id, caller, paused=False
+            call = answers.once(
+                "ResumeTournament",
+                f"{claims.kind}:{claims.subject}",
+                request,
+                lobby_pb2.ResumeTournamentResponse,
             )
-            log.info(
-                "tournament resumed", tournament_id=tournament_id, changed=changed, by=claims.kind
-            )
-            return lobby_pb2.ResumeTournamentResponse(tournament=await self._message_of(row))
+
+            async def resume() -> lobby_pb2.ResumeTournamentResponse:
+                row, changed = await self.repository.tournament_control.set_paused(
+                    tournament_id, caller, paused=False
+                )
+                log.info(
+                    "tournament resumed",
+                    tournament_id=tournament_id,
+                    changed=changed,
+                    by=claims.kind,
+                )
+                return lobby_pb2.ResumeTournamentResponse(tournament=await self._message_of(row))
+
+            return await answers.kept_after(self.database, call, resume)
 
         return await self._answer(request, context, work)
 
@@ -462,30 +495,45 @@ class TournamentCalls(LobbyCalls):
             reason = checks.name(request.reason, "reason", required=True, maximum=REASON_MAX)
             claims = require_claims()
             caller = claims.subject if claims.kind == "player" else None
-            changed, table_id = await self.repository.tournament_control.disqualify(
-                tournament_id, player_id, reason, caller
+            call = answers.once(
+                "DisqualifyFromTournament",
+                f"{claims.kind}:{claims.subject}",
+                request,
+                lobby_pb2.DisqualifyFromTournamentResponse,
             )
-            if table_id:
-                # A bot plays the seat from now on (the match goes on for the others).
-                await self.tables.leave(
-                    table_pb2.LeaveRequest(
-                        request_id=derived_request_id(
-                            "tournament-disqualify", tournament_id, player_id
-                        ),
-                        table_id=table_id,
-                        player_id=player_id,
-                    )
-                )
-            log.info(
-                "tournament player disqualified",
-                tournament_id=tournament_id,
-                player_id=player_id,
-                changed=changed,
-                by=claims.kind,
+            return await answers.kept_after(
+                self.database,
+                call,
+                lambda: self._disqualify(tournament_id, player_id, reason, claims.kind, caller),
             )
-            return lobby_pb2.DisqualifyFromTournamentResponse(changed=changed)
 
         return await self._answer(request, context, work)
+
+    async def _disqualify(
+        self, tournament_id: str, player_id: str, reason: str, by: str, caller: str | None
+    ) -> lobby_pb2.DisqualifyFromTournamentResponse:
+        changed, table_id = await self.repository.tournament_control.disqualify(
+            tournament_id, player_id, reason, caller
+        )
+        if table_id:
+            # A bot plays the seat from now on (the match goes on for the others).
+            await self.tables.leave(
+                table_pb2.LeaveRequest(
+                    request_id=derived_request_id(
+                        "tournament-disqualify", tournament_id, player_id
+                    ),
+                    table_id=table_id,
+                    player_id=player_id,
+                )
+            )
+        log.info(
+            "tournament player disqualified",
+            tournament_id=tournament_id,
+            player_id=player_id,
+            changed=changed,
+            by=by,
+        )
+        return lobby_pb2.DisqualifyFromTournamentResponse(changed=changed)
 
     async def GetTournament(  # noqa: N802 (the generated servicer's names)
         self, request: lobby_pb2.GetTournamentRequest, context: Context

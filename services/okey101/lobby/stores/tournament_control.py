@@ -86,7 +86,7 @@ class TournamentControl:
         self, tournament_id: str, player_id: str, reason: str, caller: str | None
     ) -> tuple[bool, str]:
         """Disqualify ``player_id`` for ``reason``: whether this call did, and the table they
-        sit at now ("" for none; the caller has a bot take the seat). Told
+        sit at now ("" for none; the caller has a bot take the seat, again on a retry). Told
         TOURNAMENT_DISQUALIFIED."""
         told: list[str] = []
 
@@ -112,8 +112,12 @@ class TournamentControl:
             ).one_or_none()
             if row is None:
                 raise Conflict("NOT_REGISTERED", tournament_id=tournament_id)
+            # Their table, again when already disqualified: a retry finishes the seat's handing
+            # over to a bot if the first call could not.
+            playing = tournament.state == RUNNING and not row.eliminated
+            table_id = row.table_id if playing else ""
             if row.disqualified:
-                return False, ""
+                return False, table_id
             await session.execute(
                 update(tournament_players)
                 .where(p.tournament_id == tournament_id, p.player_id == player_id)
@@ -129,8 +133,7 @@ class TournamentControl:
                 ),
             )
             told.append(player_id)
-            playing = tournament.state == RUNNING and not row.eliminated
-            return True, (row.table_id if playing else "")
+            return True, table_id
 
         answer = await self.database.transaction(work)
         self._events.wakes.wake(told)
