@@ -43,6 +43,7 @@ from okey101.platform.auth import TokenIssuer, dev_signing_key
 from okey101.platform.database import Database
 from okey101.platform.peer_channels import PeerChannels
 from okey101.stack import free_port, wait_serving
+from okey101.table.disguise import bot_name
 from okey101.table.service import TableOptions
 
 from support.databases import TEST_DATABASE_ENV, postgres_database
@@ -411,7 +412,8 @@ def test_a_quick_match_attempt_that_fails_half_way_closes_its_table_and_bots_are
     four leaves the queue and a fifth joins, so the next group is another. Once the table
     service is back the lobby closes every table its failed attempts made and seats the new
     group at a new table: no half-made table is left waiting with a player in it. Bots filling
-    seats are named as players are ("Zeynep"); their kind says they are bots."""
+    seats are named as players are ("Zeynep", fixed per table and seat); their kind says they
+    are bots."""
 
     async def scenario() -> None:
         async with peers_running(tmp_path) as peers, TableProxy(peers.table.target) as proxy:
@@ -491,8 +493,8 @@ def test_a_quick_match_attempt_that_fails_half_way_closes_its_table_and_bots_are
                 ).table
                 bots = [seat for seat in table.seats if seat.kind == common_pb2.OCCUPANT_KIND_BOT]
                 assert [(seat.seat, seat.display_name) for seat in bots] == [
-                    (2, "Zeynep"),
-                    (3, "Emre"),
+                    (2, bot_name(table.table_id, 2)),
+                    (3, bot_name(table.table_id, 3)),
                 ]
                 assert all("bot" not in seat.display_name.lower() for seat in table.seats)
 

@@ -19,7 +19,7 @@ from support.databases import fresh_database
 #: The head of each service's history: a new migration must be named here too.
 HEADS = {
     "lobby": "0009_tournament_schedules",
-    "table": "0006_missed_turns",
+    "table": "0007_match_deadline",
     "scoring": "0005_season_lines",
 }
 

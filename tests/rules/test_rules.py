@@ -97,6 +97,7 @@ TABLE: list[tuple[str, str, Any, Any, Any]] = [
     ),
     ("partners", "partners", False, False, False),
     ("turn timer", "turn_seconds", 0, 0, 45),
+    ("bots labelled", "bots_labelled", True, True, False),
     # Common to all three.
     ("opening minimum", "opening_min_points", 101, 101, 101),
     ("opening pairs", "opening_min_pairs", 5, 5, 5),

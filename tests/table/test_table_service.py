@@ -23,6 +23,7 @@ from okey101.engine.fair_deal import commitment, deck_order
 from okey101.engine.hand import apply
 from okey101.engine.tiles import tile_by_id
 from okey101.platform import convert
+from okey101.table.disguise import BOT_NAMES, bot_name
 
 from support.databases import fresh_database
 from support.service_stack import FAST, ManualClock, Stack, running_stack
@@ -634,8 +635,11 @@ def test_a_private_table_needs_its_invite_code(tmp_path: Path) -> None:
             )
             assert started.table.state == common_pb2.TABLE_STATE_PLAYING
             assert [s.kind for s in started.table.seats[1:]] == [common_pb2.OCCUPANT_KIND_BOT] * 3
-            # A bot's name is a name; its kind (above) says it is a bot.
-            assert [s.display_name for s in started.table.seats[1:]] == ["Mehmet", "Zeynep", "Emre"]
+            # A bot's name is a person's name, fixed per table and seat; its kind (above) says
+            # it is a bot.
+            names = [s.display_name for s in started.table.seats[1:]]
+            assert names == [bot_name(table.table_id, seat) for seat in (1, 2, 3)]
+            assert len(set(names)) == 3 and set(names) <= set(BOT_NAMES)
 
     run(scenario())
 

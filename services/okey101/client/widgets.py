@@ -34,15 +34,7 @@ class SeatBox(Static):
         name = model.name(seat)
         if occupant.kind == common_pb2.OCCUPANT_KIND_EMPTY:
             name = f"{s('seat_label', seat=seat)} ({s('empty_seat')})"
-        title = Text(name, style="bold")
-        # A bot's name is a name ("Mehmet"); its kind says it is a bot.
-        if occupant.kind == common_pb2.OCCUPANT_KIND_BOT:
-            title.append(f" ({s('bot')})", style="dim")
-        if occupant.away:
-            title.append(f" ({s('away')})", style="yellow")
-        if view.dealer == seat:
-            title.append(f" · {s('dealer_mark')}", style="dim")
-        lines = [title]
+        lines = [seat_title(occupant, name, model, dealer=view.dealer == seat)]
         total = view.match_totals[seat] if seat < len(view.match_totals) else 0
         lines.append(
             Text(f"{s('tile_count', count=public.tile_count)} · {s('match_total', points=total)}")
@@ -62,6 +54,24 @@ class SeatBox(Static):
         to_move = view.turn == seat and view.phase != common_pb2.PHASE_ENDED
         self.set_class(to_move, "to-move")
         self.set_class(view.HasField("seat") and view.seat == seat, "mine")
+
+
+def seat_title(
+    occupant: common_pb2.SeatOccupant, name: str, model: TableModel, *, dealer: bool
+) -> Text:
+    """A seat's first line: its name, and what the API says of it (a bot, away, the dealer).
+    A bot's name is a name ("Mehmet"): only its kind (OCCUPANT_KIND_BOT) marks it, so a table
+    whose rules do not label bots (north_sultan), where the API shows every bot as a player,
+    shows no mark."""
+    s = model.strings
+    title = Text(name, style="bold")
+    if occupant.kind == common_pb2.OCCUPANT_KIND_BOT:
+        title.append(f" ({s('bot')})", style="dim")
+    if occupant.away:
+        title.append(f" ({s('away')})", style="yellow")
+    if dealer:
+        title.append(f" · {s('dealer_mark')}", style="dim")
+    return title
 
 
 def opened_label(view: common_pb2.SeatView, seat: int, model: TableModel) -> str:

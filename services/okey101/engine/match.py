@@ -3,6 +3,10 @@
 - ``MatchEnd.TARGET_TOTAL`` (oyna): over once a total reaches the target (1,000).
 - ``MatchEnd.FIXED_HANDS`` (Boombala: the host picks 1, 3, 5, 7, 9 or 11; North Sultan: 11).
 
+A match may also be cut short (a table's match deadline, which the caller reads from its own
+clock and passes in: the engine reads none): ``record_hand(..., last=True)`` ends it with that
+hand, ``end_match`` between hands; it is then ranked by its totals like any match.
+
 The lowest total wins; ties share the win. With partners (Boombala's option) opposite seats
 (0 and 2, 1 and 3) add up and both partners of the lowest team win. A void hand counts for
 nothing and the same dealer deals again; otherwise the deal passes to the next seat.
@@ -31,6 +35,8 @@ class MatchState:
     totals: tuple[int, ...] = (0, 0, 0, 0)
     ended: bool = False
     winners: tuple[int, ...] = ()
+    #: Ended before its planned length (``last`` or ``end_match``: a deadline), not by its rules.
+    cut_short: bool = False
 
     @property
     def hands_played(self) -> int:
@@ -48,8 +54,10 @@ def new_match(rules: RuleSet, dealer: int = 0) -> MatchState:
     return MatchState(rules=rules, dealer=dealer)
 
 
-def record_hand(match: MatchState, result: HandResult) -> MatchState:
-    """The match after one more hand: totals, next dealer, and whether it is over."""
+def record_hand(match: MatchState, result: HandResult, *, last: bool = False) -> MatchState:
+    """The match after one more hand: totals, next dealer, and whether it is over. ``last``:
+    the match ends with this hand whatever its planned length (``cut_short`` if its rules would
+    have gone on)."""
     if match.ended:
         raise InvalidInput("MATCH_OVER")
     totals = tuple(total + score for total, score in zip(match.totals, result.scores, strict=True))
@@ -62,8 +70,16 @@ def record_hand(match: MatchState, result: HandResult) -> MatchState:
     else:
         over = after.hands_played >= rules.match_hands
     if not over:
-        return after
+        return end_match(after) if last else after
     return dataclasses.replace(after, ended=True, winners=match_winners(after))
+
+
+def end_match(match: MatchState) -> MatchState:
+    """The match ended now, between hands, before its planned length (``cut_short``): its
+    winners are the lowest totals so far, as at any match's end."""
+    if match.ended:
+        raise InvalidInput("MATCH_OVER")
+    return dataclasses.replace(match, ended=True, winners=match_winners(match), cut_short=True)
 
 
 def match_winners(match: MatchState) -> tuple[int, ...]:

@@ -152,6 +152,12 @@ class RuleSet:
     # Turn time in seconds (0: the table's setting; north_sultan 45).
     turn_seconds: int = 0
 
+    # --- Bots --------------------------------------------------------------------------------
+    # Players and spectators are told which seats are bots (oyna, boombala: silent, so they are);
+    # north_sultan: "To keep the atmosphere of the table, bots are not individually labelled".
+    # Not a rule of play: the table service reads it (docs/table.md#bots-unlabelled).
+    bots_labelled: bool = True
+
     # ------------------------------------------------------------------------------------------
     @staticmethod
     def preset(name: str) -> RuleSet:
@@ -236,6 +242,7 @@ NORTH_SULTAN = RuleSet(
     match_end=MatchEnd.FIXED_HANDS,
     match_hands=11,
     turn_seconds=45,
+    bots_labelled=False,
 )
 
 PRESETS: dict[str, RuleSet] = {rules.name: rules for rules in (OYNA, BOOMBALA, NORTH_SULTAN)}

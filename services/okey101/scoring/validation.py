@@ -18,7 +18,8 @@ Anything else is INVALID_ARGUMENT: SCORE_MISMATCH naming the first field that di
 reported and what the rules give; nothing is stored.
 
 ``check_match`` reads a RecordMatchRequest; ``replay_match`` then adds up the recorded hands with
-the engine's ``match.record_hand`` and checks the reported totals, winners and team totals.
+the engine's ``match.record_hand`` and checks the reported totals, winners and team totals (a
+match its table's deadline cut short, ``ended_by_deadline``, ends with its last hand).
 """
 
 from __future__ import annotations
@@ -305,10 +306,12 @@ def replay_match(checked: CheckedMatch, results: Sequence[HandResult]) -> MatchS
     """The match the engine makes of its hands in order; the reported result must be it."""
     match_id = checked.request.result.match_id
     match = new_match(checked.rules)
-    for result in results:
+    # A table's match deadline may have cut the match short: it ends with its last hand.
+    cut_short = checked.request.result.ended_by_deadline
+    for index, result in enumerate(results):
         if match.ended:
             raise Conflict("MATCH_NOT_OVER", match_id=match_id, field="result.hand_ids")
-        match = record_hand(match, result)
+        match = record_hand(match, result, last=cut_short and index == len(results) - 1)
     if not match.ended:
         raise Conflict("MATCH_NOT_OVER", match_id=match_id)
     reported = checked.request.result
@@ -325,6 +328,8 @@ def replay_match(checked: CheckedMatch, results: Sequence[HandResult]) -> MatchS
         raise _mismatch("result.team_totals", told, shown)
     if reported.hands_played != match.hands_played:
         raise _mismatch("result.hands_played", reported.hands_played, match.hands_played)
+    if reported.ended_by_deadline != match.cut_short:
+        raise _mismatch("result.ended_by_deadline", reported.ended_by_deadline, match.cut_short)
     return match
 
 

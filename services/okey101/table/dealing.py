@@ -6,6 +6,13 @@ the seed itself in the hand's row until the hand ends; the deck is the documente
 the table id, the hand number and every seed (``engine.fair_deal``), dealt by the engine. A
 hand's end reveals the seed, records the hand in the match, owes scoring the hand (and the
 match, if it is over) through the outbox, and sets the next deal's timer.
+
+A table's match deadline (``TableRecord.match_deadline_us``) is read against the change's
+``now_us`` (the engine reads no clock: it is told the hand is the last, ``record_hand(...,
+last=True)``, or that the match ends between hands, ``end_match``): a hand that ends at or after
+it ends the match; a hand that ends before it has the next deal due no later than the deadline,
+and a deal due at or after it ends the match instead, with the same MATCH_ENDED, result and
+outbox row as any match's end.
 """
 
 from __future__ import annotations
@@ -20,12 +27,12 @@ from okey.v1 import common_pb2, scoring_pb2, table_pb2
 from okey101.engine.deal import deal as deal_hand
 from okey101.engine.fair_deal import commitment, deck_order
 from okey101.engine.hand import SEATS, HandState
-from okey101.engine.match import MatchState, record_hand
-from okey101.engine.rules import MatchEnd
+from okey101.engine.match import MatchState, end_match, record_hand
+from okey101.engine.rules import MatchEnd, RuleSet
 from okey101.platform import convert
 from okey101.platform.auth import Claims
 from okey101.platform.convert.tiles import shared_tile, shared_tiles
-from okey101.table import events
+from okey101.table import disguise, events
 from okey101.table.answers import AnswerKey
 from okey101.table.change import Change, EventDraft, Sealed
 from okey101.table.errors import Conflict, Invalid
@@ -74,15 +81,29 @@ def plan_start(
             "TABLE_FINISHED" if record.state == common_pb2.TABLE_STATE_FINISHED else "TABLE_CLOSED"
         )
     seats = list(record.seats)
+    filled: list[int] = []
     if fill_with_bots:
         for index, seat in enumerate(seats):
             if not seat.held:
-                seats[index] = SeatRecord(kind="bot", bot_level=bot_level(level))
+                filled.append(index)
+                seats[index] = SeatRecord(
+                    kind="bot",
+                    display_name=disguise.bot_name(record.table_id, index),
+                    bot_level=bot_level(level),
+                )
     empty = [index for index, seat in enumerate(seats) if not seat.held]
     if empty:
         raise Conflict("SEATS_EMPTY", seats=", ".join(map(str, empty)))
     playing = record.replace(state=common_pb2.TABLE_STATE_PLAYING, seats=tuple(seats))
     change = Change(record, now_us, playing, state, deal, game=True, write_seats=True)
+    if not disguise.bots_labelled(record.rules_message()):
+        # Seats players take are announced: unlabelled bots sit down as players do.
+        for index in filled:
+            change.drafts.append(
+                events.presence(
+                    common_pb2.EVENT_KIND_SEAT_TAKEN, index, seats[index], playing, state
+                )
+            )
     change.drafts.append(events.of_kind(common_pb2.EVENT_KIND_MATCH_STARTED))
     deal_into(change, options, server_seed=server_seed)
     if answer is not None:
@@ -105,8 +126,14 @@ def plan_next_deal(
     options: TableOptions,
     server_seed: bytes | None = None,
 ) -> Change:
-    """Deal the match's next hand (the previous one has ended)."""
+    """Deal the match's next hand (the previous one has ended), or, the table's match deadline
+    having passed since, end the match there (module docstring)."""
     change = Change(record, now_us, record, state, deal, game=True)
+    if record.deadline_passed(now_us) and record.hand_number:
+        rules = convert.rules_from_proto(record.rules_message())
+        change.write_match = True
+        _end_match_into(change, record, end_match(_match_so_far(record, rules)), now_us)
+        return change
     deal_into(change, options, server_seed=server_seed)
     return change
 
@@ -146,7 +173,9 @@ def deal_into(change: Change, options: TableOptions, *, server_seed: bytes | Non
             private_tiles=shared_tiles(state.seats[seat].rack, state.okey)
         ).SerializeToString()
     change.drafts.append(draft)
-    timer, deadline = turn_timer(dealt, dealt.seats, state.turn, change.now_us, options)
+    timer, deadline = turn_timer(
+        dealt, dealt.seats, state.turn, change.now_us, options, turn_number=state.turn_number
+    )
     dealt = dealt.replace(turn_deadline_us=deadline)
     change.drafts.append(events.turn_started(state.turn, dealt, deadline))
     change.record = dealt
@@ -183,17 +212,9 @@ def end_hand_into(change: Change, options: TableOptions) -> None:
         if draft.event.kind == common_pb2.EVENT_KIND_HAND_ENDED:
             draft.event.deal.CopyFrom(revealed)
     rules = convert.rules_from_proto(record.rules_message())
-    match = MatchState(
-        rules=rules,
-        dealer=record.match.dealer,
-        hands=tuple(
-            convert.hand_result_from_proto(common_pb2.HandResult.FromString(bytes.fromhex(r)))
-            for r in record.match.results
-        ),
-        totals=record.match.totals,
-    )
+    match = _match_so_far(record, rules)
     result = convert.hand_result_to_proto(state.result, state)
-    match = record_hand(match, state.result)
+    match = record_hand(match, state.result, last=record.deadline_passed(change.now_us))
     progress = _progress(record.match_id, match, record.rules_message().match_end)
     for draft in change.drafts:
         if draft.event.kind == common_pb2.EVENT_KIND_HAND_ENDED:
@@ -239,8 +260,33 @@ def end_hand_into(change: Change, options: TableOptions) -> None:
     record = record.replace(match=match_record, turn_deadline_us=None, dealer=match.dealer)
     if not match.ended:
         change.record = record
-        change.timer = TimerRecord("deal", end_us + us(options.next_hand_seconds))
+        due = end_us + us(options.next_hand_seconds)
+        if record.match_deadline_us is not None:
+            due = min(due, record.match_deadline_us)  # a deal step then ends the match instead
+        change.timer = TimerRecord("deal", due)
         return
+    _end_match_into(change, record, match, end_us)
+
+
+def _match_so_far(record: TableRecord, rules: RuleSet) -> MatchState:
+    """The engine's match of the table's hands recorded so far."""
+    return MatchState(
+        rules=rules,
+        dealer=record.match.dealer,
+        hands=tuple(
+            convert.hand_result_from_proto(common_pb2.HandResult.FromString(bytes.fromhex(r)))
+            for r in record.match.results
+        ),
+        totals=record.match.totals,
+    )
+
+
+def _end_match_into(change: Change, record: TableRecord, match: MatchState, end_us: int) -> None:
+    """The match of ``record`` (its hands recorded) is over (``match.ended``): its result on
+    the table and on MATCH_ENDED, scoring owed it, the table finished, no timer."""
+    rules = match.rules
+    seat_players = _seat_players(record.seats)
+    match_record = record.match
     result_message = common_pb2.MatchResult(
         match_id=record.match_id,
         table_id=record.table_id,
@@ -258,11 +304,14 @@ def end_hand_into(change: Change, options: TableOptions) -> None:
         hands_played=match.hands_played,
         hand_ids=list(match_record.hand_ids),
         ended_at=_timestamp(end_us),
+        ended_by_deadline=match.cut_short,
     )
+    shown = common_pb2.MatchResult()
+    shown.CopyFrom(result_message)
+    if not disguise.bots_labelled(record.rules_message()):
+        disguise.hide_bots_in_result(shown)  # everyone's event: scoring is told the truth
     change.drafts.append(
-        EventDraft(
-            common_pb2.Event(kind=common_pb2.EVENT_KIND_MATCH_ENDED, match_result=result_message)
-        )
+        EventDraft(common_pb2.Event(kind=common_pb2.EVENT_KIND_MATCH_ENDED, match_result=shown))
     )
     change.outbox.append(
         _owed(

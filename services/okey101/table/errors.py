@@ -46,6 +46,17 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "This table stakes no chips: sit without a stake hold.",
         "tr": "Bu masada çip bahsi yok: bahis tutmadan otur.",
     },
+    # Match deadlines (#37: a tournament round's time limit).
+    "MATCH_DEADLINE_PASSED": {
+        "en": "The match deadline {deadline} has already passed: give a time still to come.",
+        "tr": "{deadline} maç bitiş zamanı çoktan geçti: henüz gelmemiş bir zaman ver.",
+    },
+    "BAD_MATCH_DEADLINE": {
+        "en": "The match deadline ({seconds} s, {nanos} ns) is not a time a Timestamp can hold "
+        "(years 1 to 9999, nanos 0 to 999,999,999).",
+        "tr": "Maç bitiş zamanı ({seconds} sn, {nanos} ns) bir Timestamp'in tutabileceği bir "
+        "zaman değil (1 ile 9999 yılları arası, nanosaniye 0 ile 999.999.999 arası).",
+    },
     # State conflicts.
     "SEAT_TAKEN": {
         "en": "Seat {seat} is taken.",

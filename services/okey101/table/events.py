@@ -8,6 +8,7 @@ from okey.v1 import common_pb2
 
 from okey101.engine.hand import Event, HandState
 from okey101.platform import convert
+from okey101.table import disguise
 from okey101.table.change import EventDraft
 from okey101.table.records import SeatRecord, TableRecord
 from okey101.table.views import hand_live
@@ -16,13 +17,14 @@ from okey101.table.views import hand_live
 def presence(
     kind: int, seat: int, occupant: SeatRecord, record: TableRecord, state: HandState | None
 ) -> EventDraft:
-    """A seat taken, left, away or back: the hand it happened in, if one is in play."""
+    """A seat taken, left, away or back: the hand it happened in, if one is in play; its
+    occupant as players see it (``disguise``: everyone is sent the same event)."""
     live = hand_live(state)
     return EventDraft(
         common_pb2.Event(
             kind=kind,  # type: ignore[arg-type]
             seat=seat,
-            occupant=occupant.occupant(seat),
+            occupant=disguise.shown_occupant(occupant, seat, record),
             hand_id=record.hand_id if live else "",
             hand_number=record.hand_number if live else 0,
         )

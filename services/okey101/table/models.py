@@ -97,6 +97,9 @@ tables = Table(
     # Turns in a row a player may miss before a bot keeps their seat; 0: the service's setting
     # (migration 0006; the lobby's tournament tables say 1).
     Column("missed_turns_before_away", Integer, nullable=False, server_default="0"),
+    # The match ends with the first hand that ends at or after this instant (or at it, between
+    # hands); NULL: no deadline. Set at creation (migration 0007; a tournament round's limit).
+    Column("match_deadline_us", BigInteger, nullable=True),
     Index("ix_table_tables_state_created", "state", "created_us"),
     Index("ix_table_tables_timer_due", "timer_due_us"),
     Index("ix_table_tables_tournament", "tournament_id"),

@@ -27,8 +27,8 @@ from okey101.table.change import Change, PlannedMove, Sealed
 from okey101.table.dealing import end_hand_into
 from okey101.table.errors import Conflict, Stale
 from okey101.table.options import TableOptions
-from okey101.table.records import DealInfo, TableRecord, TimerRecord
-from okey101.table.turns import turn_timer
+from okey101.table.records import DealInfo, TableRecord
+from okey101.table.turns import next_bot_step, turn_timer
 from okey101.table.views import hand_live
 
 _ANSWER_FIELDS: Final = table_pb2.ActResponse.DESCRIPTOR.fields_by_name
@@ -54,7 +54,8 @@ def plan_moves(
     """``seat``'s ``actions`` on the table (module docstring). Refused: a table not playing,
     a move computed from another state version (ABORTED STALE_VERSION), no hand in play, and
     whatever the engine refuses (with the move's ``action_index``); nothing is changed.
-    ``autoplayed``: a timer's step (``autoplay``), whose turn, if it goes on, is owed at once."""
+    ``autoplayed``: a timer's step (``autoplay``), whose turn, if it goes on, is owed after the
+    bot pace's pause (``turns.next_bot_step``)."""
     if record.state != common_pb2.TABLE_STATE_PLAYING:
         if record.state == common_pb2.TABLE_STATE_WAITING:
             raise Conflict("TABLE_NOT_PLAYING")
@@ -87,12 +88,15 @@ def plan_moves(
     if after.phase is Phase.ENDED:
         end_hand_into(change, options)
     elif after.turn != state.turn or after.turn_number != state.turn_number:
-        timer, deadline = turn_timer(change.record, seats, after.turn, now_us, options)
+        timer, deadline = turn_timer(
+            change.record, seats, after.turn, now_us, options, turn_number=after.turn_number
+        )
         change.timer = timer
         change.record = change.record.replace(turn_deadline_us=deadline)
         change.drafts.append(events.turn_started(after.turn, change.record, deadline))
     elif autoplayed or seats[seat].automatic:
-        change.timer = TimerRecord("bot", now_us)  # the rest of the bot's turn, at once
+        # The rest of the bot's turn, a moment later (the bot pace).
+        change.timer = next_bot_step(change.record, after.turn_number, now_us, options)
     if answer is not None:
 
         def respond(sealed: Sealed) -> bytes:

@@ -12,8 +12,16 @@ from typing import Any
 class TableOptions:
     """The table service's own knobs (``OKEY_TABLE_*`` variables; see docs/configuration.md)."""
 
-    #: How long a bot (or an away player's bot) waits before its turn, so people can follow.
-    bot_move_seconds: float = 0.8
+    #: The bot pace (``turns.bot_delays_us``): the shortest a bot's turn (or an away player's
+    #: bot's) takes, from its start to its discard, so people can follow and a bot does not give
+    #: itself away by its speed. 0: bots play at once, the other pace knobs unread (tests, benches).
+    bot_move_seconds: float = 1.5
+    #: The longest a bot's turn takes: each turn takes a varied time between the two.
+    bot_move_max_seconds: float = 4.0
+    #: The shortest pause between a bot's draw (or take) and the rest of its turn.
+    bot_discard_seconds: float = 0.3
+    #: The longest such pause.
+    bot_discard_max_seconds: float = 0.9
     #: The pause between a hand's end and the next deal (the score sheet is on screen).
     next_hand_seconds: float = 5.0
     #: A player's turn time where the rule set leaves it to the table (turn_seconds 0); 0: none.

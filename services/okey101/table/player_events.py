@@ -74,16 +74,22 @@ def _told(
     kind = event.kind
     if kind == common_pb2.EVENT_KIND_MATCH_ENDED:
         result = event.match_result
+        # The players are the record's: the event shows unlabelled bots with players' ids.
+        players = {
+            seat: occupant.player_id
+            for seat, occupant in enumerate(record.seats)
+            if occupant.kind == "player" and occupant.player_id
+        }
         return [
             (
                 line.seat,
-                line.player_id,
+                players[line.seat],
                 lobby_pb2.PlayerEvent(
                     kind=lobby_pb2.PLAYER_EVENT_KIND_MATCH_ENDED, place=place(result, line.seat)
                 ),
             )
             for line in result.seats
-            if line.player_id
+            if line.seat in players
         ]
     told = _SEAT_KINDS.get(kind)
     if told is None or event.seat >= len(record.seats):

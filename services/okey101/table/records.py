@@ -247,6 +247,9 @@ class TableRecord:
     #: Turns in a row a player may miss before a bot keeps their seat (0: the service's
     #: ``missed_turns_before_away``); set at creation (the lobby's tournament tables say 1).
     missed_turns_before_away: int = 0
+    #: The match ends with the first hand that ends at or after this instant, or at it if it
+    #: passes between hands (None: no deadline); set at creation (a tournament round's limit).
+    match_deadline_us: int | None = None
     _parsed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -270,6 +273,7 @@ class TableRecord:
         stake: int = 0,
         fee_percent: int = 0,
         missed_turns_before_away: int = 0,
+        match_deadline_us: int | None = None,
     ) -> TableRecord:
         """A new table: waiting, its match not begun, no hand, no timer, never written."""
         return cls(
@@ -300,6 +304,7 @@ class TableRecord:
             stake=stake,
             fee_percent=fee_percent,
             missed_turns_before_away=missed_turns_before_away,
+            match_deadline_us=match_deadline_us,
         )
 
     def to_row(self) -> dict[str, Any]:
@@ -336,6 +341,7 @@ class TableRecord:
             "stake": self.stake,
             "fee_percent": self.fee_percent,
             "missed_turns_before_away": self.missed_turns_before_away,
+            "match_deadline_us": self.match_deadline_us,
         }
 
     @classmethod
@@ -371,6 +377,7 @@ class TableRecord:
             stake=row["stake"],
             fee_percent=row["fee_percent"],
             missed_turns_before_away=row["missed_turns_before_away"],
+            match_deadline_us=row["match_deadline_us"],
         )
 
     def replace(self, **changes: Any) -> TableRecord:
@@ -416,6 +423,11 @@ class TableRecord:
         if self.state == common_pb2.TABLE_STATE_PLAYING:
             return self.stake * SEATS
         return 0
+
+    def deadline_passed(self, now_us: int) -> bool:
+        """The table has a match deadline and ``now_us`` is at or after it: the match ends at
+        the end of the hand in play, or now if no hand is in play."""
+        return self.match_deadline_us is not None and now_us >= self.match_deadline_us
 
     def seat_of(self, player_id: str) -> int | None:
         """The seat ``player_id`` holds (sat in, even if away or left), if any."""

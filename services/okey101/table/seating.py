@@ -20,9 +20,9 @@ from okey101.table import events
 from okey101.table.answers import AnswerKey
 from okey101.table.change import Change, Sealed
 from okey101.table.errors import Conflict, Denied, Invalid, Missing
-from okey101.table.options import TableOptions, us
+from okey101.table.options import TableOptions
 from okey101.table.records import DealInfo, SeatRecord, TableRecord, TimerRecord
-from okey101.table.turns import start_timer, turn_timer
+from okey101.table.turns import bot_delays_us, start_timer, turn_rng, turn_timer
 from okey101.table.views import hand_live, table_message
 
 Answer = AnswerKey
@@ -168,7 +168,9 @@ def _back(
     )
     if state is not None and hand_live(state) and state.turn == seat:
         # Their turn, now theirs again: a fresh turn clock, no bot step.
-        timer, deadline = turn_timer(after, seats, seat, now_us, options)
+        timer, deadline = turn_timer(
+            after, seats, seat, now_us, options, turn_number=state.turn_number
+        )
         change.timer = timer
         after = after.replace(turn_deadline_us=deadline)
     return after
@@ -218,7 +220,8 @@ def plan_leave(
     elif record.state == common_pb2.TABLE_STATE_PLAYING:
         seats[seat] = seats[seat].replace(left=True, away=True)
         if state is not None and hand_live(state) and state.turn == seat:
-            change.timer = TimerRecord("bot", now_us + us(options.bot_move_seconds))
+            first, _ = bot_delays_us(turn_rng(record, state.turn_number), options)
+            change.timer = TimerRecord("bot", now_us + first)
             record = record.replace(turn_deadline_us=None)
     else:
         raise Conflict("TABLE_FINISHED")

@@ -48,7 +48,7 @@ from okey101.platform.interceptors import check_streamed
 from okey101.platform.names import TITLE_MAX, shown_name
 from okey101.platform.registration import add_servicer
 from okey101.platform.waiting import wait_set
-from okey101.table import answers, metrics
+from okey101.table import answers, disguise, metrics
 from okey101.table.answers import AnswerKey
 from okey101.table.autoplay import SOURCE_LABELS, Autoplay
 from okey101.table.chips import check_stake
@@ -273,6 +273,7 @@ class TableServicer:
                 value=str(request.missed_turns_before_away),
             )
         now = self.now_us()
+        deadline = _match_deadline_us(request, now)
         table_id = f"t-{uuid.uuid4().hex}"
         record = TableRecord.new(
             table_id=table_id,
@@ -280,7 +281,7 @@ class TableServicer:
             preset=rules.name,
             rules=convert.rules_to_proto(rules).SerializeToString(),
             rules_version=RULES_VERSION,
-            seats=seats,
+            seats=disguise.named_bots(seats, table_id),
             created_us=now,
             name=name,
             visibility=visibility,
@@ -294,6 +295,7 @@ class TableServicer:
             stake=request.stake,
             fee_percent=request.fee_percent,
             missed_turns_before_away=request.missed_turns_before_away,
+            match_deadline_us=deadline,
         )
         response = table_pb2.CreateTableResponse(table=table_message(record, None))
         starts = record.due_to_start
@@ -807,6 +809,8 @@ class TableServicer:
             occupant.player_id == claims.subject for occupant in record.seats
         ):
             raise Denied("NOT_AT_HAND", hand_id=request.hand_id)
+        if claims.kind != "service":
+            disguise.hide_bots_in_hand(record)
         return table_pb2.GetHandRecordResponse(record=record)
 
     async def hand_record(self, hand_id: str) -> table_pb2.HandRecord:
@@ -875,6 +879,25 @@ def _known(field: str, values: Any, known: Any) -> None:
     for value in values:
         if value not in known:
             raise Invalid("BAD_FIELD", field=field, value=str(value))
+
+
+#: The instants a google.protobuf.Timestamp holds (0001-01-01 to 9999-12-31, UTC), in seconds.
+_TIMESTAMP_SECONDS: Final = range(-62_135_596_800, 253_402_300_800)
+
+
+def _match_deadline_us(request: table_pb2.CreateTableRequest, now_us: int) -> int | None:
+    """A CreateTable's match deadline in microseconds (None: unset). INVALID_ARGUMENT: one a
+    Timestamp cannot hold (BAD_MATCH_DEADLINE), or one not after ``now_us``
+    (MATCH_DEADLINE_PASSED)."""
+    if not request.HasField("match_deadline"):
+        return None
+    stamp = request.match_deadline
+    if stamp.seconds not in _TIMESTAMP_SECONDS or not 0 <= stamp.nanos < 1_000_000_000:
+        raise Invalid("BAD_MATCH_DEADLINE", seconds=str(stamp.seconds), nanos=str(stamp.nanos))
+    deadline = stamp.ToMicroseconds()
+    if deadline <= now_us:
+        raise Invalid("MATCH_DEADLINE_PASSED", deadline=stamp.ToJsonString())
+    return deadline
 
 
 def _invite_code() -> str:

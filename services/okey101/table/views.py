@@ -2,12 +2,13 @@
 
 A seat's view is the engine's (``convert.serialized_seat_views``: the face-up part built once
 for every seat and a spectator, then each seat's number and rack) with the table's own fields
-filled into the face-up part: ids, sequence number and state version, who holds each seat, the
-turn's deadline, the hand's fairness record (its server seed once the hand has ended) and the
-match totals. ``SeatViews`` builds them once per revision of the table, when first asked, and
-keeps their bytes: a move's answer, the next player's GetSeatView and a stream's first view all
-use the same ones. A seat's hints (``engine.hints``, from its own view) are computed likewise
-once per revision, when the seat first asks for them (GetHints), never on the move path.
+filled into the face-up part: ids, sequence number and state version, who holds each seat (as
+players see it: ``disguise``), the turn's deadline, the hand's fairness record (its server seed
+once the hand has ended) and the match totals. ``SeatViews`` builds them once per revision of
+the table, when first asked, and keeps their bytes: a move's answer, the next player's
+GetSeatView and a stream's first view all use the same ones. A seat's hints (``engine.hints``,
+from its own view) are computed likewise once per revision, when the seat first asks for them
+(GetHints), never on the move path.
 """
 
 from __future__ import annotations
@@ -21,15 +22,18 @@ from okey101.engine.hints import SeatHints, seat_hints
 from okey101.platform import convert
 from okey101.platform.auth import Claims
 from okey101.platform.convert import wire
+from okey101.table import disguise
 from okey101.table.records import DealInfo, TableRecord
 
 
 def table_message(record: TableRecord, claims: Claims | None) -> common_pb2.Table:
     """The table as ``claims`` may see it: the invite code only for its host, its players and
-    services; a staked table's stake, fee and pot (``TableRecord.pot``)."""
+    services; a staked table's stake, fee and pot (``TableRecord.pot``); which seats are bots
+    only for services where the rule set does not label bots (``disguise``)."""
+    service = claims is None or claims.kind == "service"
     show_code = (
         claims is None
-        or claims.kind == "service"
+        or service
         or (record.host_player_id == claims.subject or record.played_by(claims.subject))
     )
     message = common_pb2.Table(
@@ -41,7 +45,11 @@ def table_message(record: TableRecord, claims: Claims | None) -> common_pb2.Tabl
         invite_code=record.invite_code if show_code else "",
         state=record.state,  # type: ignore[arg-type]
         host_player_id=record.host_player_id,
-        seats=[seat.occupant(index) for index, seat in enumerate(record.seats)],
+        seats=(
+            [seat.occupant(index) for index, seat in enumerate(record.seats)]
+            if service
+            else disguise.shown_occupants(record)
+        ),
         hand_number=record.hand_number,
         match_totals=list(record.match.totals),
         last_sequence=record.last_sequence,
@@ -56,6 +64,10 @@ def table_message(record: TableRecord, claims: Claims | None) -> common_pb2.Tabl
         message.pot = record.pot
     if record.match_result is not None:
         message.match_result.ParseFromString(record.match_result)
+        if not service and not disguise.bots_labelled(record.rules_message()):
+            disguise.hide_bots_in_result(message.match_result)
+    if record.match_deadline_us is not None:
+        message.match_deadline.FromMicroseconds(record.match_deadline_us)
     return message
 
 
@@ -121,9 +133,9 @@ class SeatViews:
         view.hand_number = record.hand_number
         view.as_of_sequence = record.last_sequence
         view.state_version = record.state_version
-        for index, seat in enumerate(record.seats):
+        for index, occupant in enumerate(disguise.shown_occupants(record)):
             if index < len(view.seats):
-                view.seats[index].occupant.CopyFrom(seat.occupant(index))
+                view.seats[index].occupant.CopyFrom(occupant)
         live = hand_live(self.state)
         if record.turn_deadline_us is not None and live:
             view.turn_deadline.FromMicroseconds(record.turn_deadline_us)

@@ -1,0 +1,145 @@
+"""Bots as players and spectators see them where the rule set does not label bots.
+
+North Sultan's text: "To keep the atmosphere of the table, bots are not individually labelled"
+(the ``bots_labelled`` knob, false in its preset; a host may set it either way). At such a table
+nothing a player or a spectator is sent says which seats are bots: a bot seat is shown as a
+player's seat, with a person's name and an id shaped like a player's (both fixed per table and
+seat), no bot level, and a turn clock like a player's (``turns.turn_timer``); a seat whose player
+left or is away shows as that player, away. Services (the lobby, scoring, benches) are sent the
+truth by GetTable and ListTables; views, events and hand records are everyone's, so they are
+always shown this way at such a table. Where bots are labelled every answer is the truth.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Final
+
+from okey.v1 import common_pb2, table_pb2
+
+from okey101.platform import convert
+from okey101.table.records import SeatRecord, TableRecord
+
+#: The names a bot seat is given (``bot_name``): common Turkish first names, as players pick.
+BOT_NAMES: Final[tuple[str, ...]] = (
+    "Ayşe", "Mehmet", "Zeynep", "Emre", "Elif", "Mustafa", "Fatma", "Ahmet", "Merve", "Can",
+    "Selin", "Burak", "Esra", "Murat", "Deniz", "Hakan", "Gül", "Kemal", "Leyla", "Serkan",
+    "Derya", "Onur", "Sevgi", "Tolga", "Yasemin", "Okan", "Nur", "Cem", "Hülya", "Barış",
+    "Filiz", "Volkan", "Özlem", "Kaan", "Melek", "Tarık", "Aylin", "Sinan", "Dilek", "Erkan",
+    "Pınar", "Levent", "Canan", "Umut", "Sibel", "Oğuz", "Ebru", "Halil", "Gamze", "İsmail",
+)  # fmt: skip
+
+
+def _digest(table_id: str, what: str) -> bytes:
+    return hashlib.sha256(f"okey101 bot seat|{what}|{table_id}".encode()).digest()
+
+
+def bot_name(table_id: str, seat: int) -> str:
+    """The name of a bot seat of this table: the same every time, never the same as another
+    bot's at the table (a step coprime with the list's length walks it)."""
+    start = int.from_bytes(_digest(table_id, "name")[:8], "big")
+    return BOT_NAMES[(start + 7 * seat) % len(BOT_NAMES)]
+
+
+def bot_player_id(table_id: str, seat: int) -> str:
+    """The id a bot seat shows where bots are not labelled: shaped as the lobby's player ids
+    (``p_`` and 32 hex digits), fixed per table and seat."""
+    return "p_" + _digest(table_id, f"id|{seat}").hex()[:32]
+
+
+def named_bots(seats: Sequence[SeatRecord], table_id: str) -> list[SeatRecord]:
+    """``seats`` with each bot seat that has no name given its ``bot_name`` (what every answer,
+    scoring's score sheet included, then calls it)."""
+    return [
+        seat.replace(display_name=bot_name(table_id, index))
+        if seat.kind == "bot" and not seat.display_name
+        else seat
+        for index, seat in enumerate(seats)
+    ]
+
+
+def bots_labelled(rules: common_pb2.RuleSet) -> bool:
+    """The rule set labels bots (a table created before the knob reads its preset's value)."""
+    return convert.rules_from_proto(rules).bots_labelled
+
+
+def hide_bot(occupant: common_pb2.SeatOccupant, table_id: str) -> None:
+    """``occupant`` (the truth) as players and spectators are shown it where bots are not
+    labelled (module docstring), in place."""
+    if occupant.kind == common_pb2.OCCUPANT_KIND_BOT and not occupant.player_id:
+        occupant.player_id = bot_player_id(table_id, occupant.seat)
+    if occupant.kind in (common_pb2.OCCUPANT_KIND_BOT, common_pb2.OCCUPANT_KIND_PLAYER):
+        occupant.kind = common_pb2.OCCUPANT_KIND_PLAYER
+        occupant.bot_level = common_pb2.BOT_LEVEL_UNSPECIFIED
+
+
+def shown_occupant(
+    seat: SeatRecord, index: int, record: TableRecord, *, labelled: bool | None = None
+) -> common_pb2.SeatOccupant:
+    """Who holds seat ``index`` as players and spectators are shown it; ``labelled``:
+    ``bots_labelled`` of the table's rules, when the caller knows it already."""
+    occupant = seat.occupant(index)
+    if labelled is None:
+        labelled = bots_labelled(record.rules_message())
+    if not labelled:
+        hide_bot(occupant, record.table_id)
+    return occupant
+
+
+def shown_occupants(record: TableRecord) -> list[common_pb2.SeatOccupant]:
+    """Every seat's ``shown_occupant``, in seat order."""
+    labelled = bots_labelled(record.rules_message())
+    return [
+        shown_occupant(seat, index, record, labelled=labelled)
+        for index, seat in enumerate(record.seats)
+    ]
+
+
+def hide_bots_in_hand(hand: table_pb2.HandRecord) -> None:
+    """A hand's record as its players are shown it, in place: where bots are not labelled, its
+    seats as ``hide_bot`` shows them and a bot seat's moves as a player's (an away player's
+    stay their bot's)."""
+    if bots_labelled(hand.rules):
+        return
+    bots = set()
+    for occupant in hand.seats:
+        if occupant.kind == common_pb2.OCCUPANT_KIND_BOT and not occupant.player_id:
+            bots.add(occupant.seat)
+        hide_bot(occupant, hand.table_id)
+    for move in hand.moves:
+        if move.seat in bots and move.source == table_pb2.MOVE_SOURCE_BOT:
+            move.source = table_pb2.MOVE_SOURCE_PLAYER
+
+
+def hide_bots_in_result(result: common_pb2.MatchResult) -> None:
+    """A match's result as players are shown it where bots are not labelled, in place: a bot
+    seat's line (no player id) gets the id its seat shows (``bot_player_id``)."""
+    for line in result.seats:
+        if not line.player_id:
+            line.player_id = bot_player_id(result.table_id, line.seat)
+
+
+def hide_bots(table: common_pb2.Table) -> None:
+    """``table`` as players and spectators are shown it, in place: for a service that passes
+    a table it was sent (GetTable, ListTables, Sit...) on to a player (the lobby's directory)."""
+    if not bots_labelled(table.rules):
+        for occupant in table.seats:
+            hide_bot(occupant, table.table_id)
+        if table.HasField("match_result"):
+            hide_bots_in_result(table.match_result)
+
+
+__all__ = [
+    "BOT_NAMES",
+    "bot_name",
+    "bot_player_id",
+    "bots_labelled",
+    "hide_bot",
+    "hide_bots",
+    "hide_bots_in_hand",
+    "hide_bots_in_result",
+    "named_bots",
+    "shown_occupant",
+    "shown_occupants",
+]
