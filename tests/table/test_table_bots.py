@@ -14,8 +14,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
-from okey.v1 import common_pb2, table_pb2
+from okey.v1 import common_pb2, scoring_pb2, table_pb2
 
 from okey101.stack import FAST as STACK_FAST
 from okey101.table.disguise import (
@@ -181,6 +182,25 @@ def test_a_north_sultan_table_never_shows_a_bot_to_players_or_spectators(
             hide_bots(truth)  # what the lobby does before showing a player a table
             assert truth.match_result == shown.match_result
             assert list(truth.seats) == list(shown.seats)
+            # Scoring's sheet of the match keeps the bots unlabelled for a player too.
+            scoring = stack.scoring_stub()
+
+            async def sheet(auth: Any) -> Any:
+                try:
+                    answer = await scoring.GetScoreSheet(
+                        scoring_pb2.GetScoreSheetRequest(match_id=truth.match_id), metadata=auth
+                    )
+                except grpc.aio.AioRpcError:
+                    return None  # not recorded yet
+                return answer.sheet if answer.sheet.ended else None
+
+            players_sheet = await wait_for(lambda: sheet(stack.player_auth(ALICE)))
+            assert [(seat.player_id, seat.bot) for seat in players_sheet.seats] == [
+                (ALICE, False),
+                *[(bot_player_id(table_id, seat), False) for seat in (1, 2, 3)],
+            ]
+            services_sheet = await sheet(stack.service_auth())
+            assert [seat.bot for seat in services_sheet.seats] == [False, True, True, True]
 
     run(scenario())
 

@@ -39,7 +39,8 @@ from prometheus_client import Counter
 
 from okey101.engine.errors import OkeyError
 from okey101.platform import convert, paging
-from okey101.platform.auth import Access, AccessPolicy, current_claims
+from okey101.platform.auth import Access, AccessPolicy, current_claims, require_claims
+from okey101.platform.bot_seats import bot_player_id
 from okey101.platform.config import Settings
 from okey101.platform.database import Database
 from okey101.platform.errors import InvalidArgument, abort_with, request_language
@@ -237,15 +238,22 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
                 match_id, None if after is None else int(after[0]), size
             )
             match = data.match
+            rules = rules_from_json(match.rules_json)
             sheet = scoring_pb2.ScoreSheet(
                 match_id=match.match_id,
                 table_id=match.table_id,
-                rules=convert.rules_to_proto(rules_from_json(match.rules_json)),
+                rules=convert.rules_to_proto(rules),
                 seats=data.seats,
                 rows=data.rows,
                 totals=data.totals,
                 ended=bool(match.ended),
             )
+            if require_claims().kind != "service" and not rules.bots_labelled:
+                # Where the table keeps bots unlabelled, so does its sheet (docs/table.md).
+                for seat in sheet.seats:
+                    if seat.bot and not seat.player_id:
+                        seat.bot = False
+                        seat.player_id = bot_player_id(match.table_id, seat.seat)
             if match.partners:
                 totals = data.totals
                 sheet.team_totals.extend([totals[0] + totals[2], totals[1] + totals[3]])

@@ -1,0 +1,38 @@
+"""Who a bot seat is shown as where bots are not labelled (the ``bots_labelled`` knob): a person's
+name and an id shaped as the lobby's player ids, both fixed per table and seat, so every service
+that shows a seat (the table's answers and events, scoring's score sheets) shows the same one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Final
+
+#: The names a bot seat is given (``bot_name``): common Turkish first names, as players pick.
+BOT_NAMES: Final[tuple[str, ...]] = (
+    "Ayşe", "Mehmet", "Zeynep", "Emre", "Elif", "Mustafa", "Fatma", "Ahmet", "Merve", "Can",
+    "Selin", "Burak", "Esra", "Murat", "Deniz", "Hakan", "Gül", "Kemal", "Leyla", "Serkan",
+    "Derya", "Onur", "Sevgi", "Tolga", "Yasemin", "Okan", "Nur", "Cem", "Hülya", "Barış",
+    "Filiz", "Volkan", "Özlem", "Kaan", "Melek", "Tarık", "Aylin", "Sinan", "Dilek", "Erkan",
+    "Pınar", "Levent", "Canan", "Umut", "Sibel", "Oğuz", "Ebru", "Halil", "Gamze", "İsmail",
+)  # fmt: skip
+
+
+def _digest(table_id: str, what: str) -> bytes:
+    return hashlib.sha256(f"okey101 bot seat|{what}|{table_id}".encode()).digest()
+
+
+def bot_name(table_id: str, seat: int) -> str:
+    """The name of a bot seat of this table: the same every time, never the same as another
+    bot's at the table (a step coprime with the list's length walks it)."""
+    start = int.from_bytes(_digest(table_id, "name")[:8], "big")
+    return BOT_NAMES[(start + 7 * seat) % len(BOT_NAMES)]
+
+
+def bot_player_id(table_id: str, seat: int) -> str:
+    """The id a bot seat shows where bots are not labelled: shaped as the lobby's player ids
+    (``p_`` and 32 hex digits), fixed per table and seat."""
+    return "p_" + _digest(table_id, f"id|{seat}").hex()[:32]
+
+
+__all__ = ["BOT_NAMES", "bot_name", "bot_player_id"]
