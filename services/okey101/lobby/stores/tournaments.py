@@ -13,7 +13,9 @@ It is one module past 900 lines because it is one aggregate: every change of a t
 (registering and unregistering with their entry fees, the start, a cancel with its refunds, the
 driver's rounds, forfeits, the final ranking with its prizes) locks the same row and must see
 the others' rules in its one transaction; split by step, each part would re-read and re-check
-what the others decide.
+what the others decide. (A tournament's schedule and an organiser's pause and disqualification
+are kept beside it, in ``stores.tournament_schedules`` and ``stores.tournament_control``, under
+the same row lock.)
 """
 
 from __future__ import annotations
