@@ -153,6 +153,16 @@ def test_a_no_show_is_forfeited_after_one_missed_turn_never_advances_and_is_rank
             first_away = kinds.index(common_pb2.EVENT_KIND_SEAT_AWAY)
             assert kinds[:first_away].count(common_pb2.EVENT_KIND_TURN_TIMED_OUT) == 1
             assert forfeited_after < 2 * TURN_SECONDS + 5
+            # The seat was played by a bot marked as a forfeit, which the no-show cannot take
+            # back.
+            round_one = (
+                await peers.tables.GetTable(
+                    table_pb2.GetTableRequest(table_id=table_id), metadata=service
+                )
+            ).table
+            assert round_one.seats[seat].forfeited and round_one.seats[seat].player_id == absent
+            assert not any(other.forfeited for other in round_one.seats if other.seat != seat)
+            assert common_pb2.EVENT_KIND_SEAT_LEFT in kinds
             # Never advanced; ranked below every player who was not forfeited.
             assert [len(item.table_ids) for item in tournament.rounds] == [2, 1]
             final = (

@@ -99,6 +99,30 @@ def _events_since(tournament: TournamentRow) -> int:
     return max(0, (tournament.started_us or 0) - 60 * 1_000_000)
 
 
+async def forfeit_seat(
+    tables: TableClient, tournament_id: str, player_id: str, table_id: str
+) -> None:
+    """A bot plays the forfeited ``player_id``'s seat to the end of the match, marked forfeited
+    (``LeaveRequest.forfeit``; the same request id for every try, so it is done once). A match
+    already over has no seat left to hand over."""
+    try:
+        await tables.leave(
+            table_pb2.LeaveRequest(
+                request_id=derived_request_id("tournament-forfeit", tournament_id, player_id),
+                table_id=table_id,
+                player_id=player_id,
+                forfeit=True,
+            )
+        )
+    except PeerError as error:
+        if error.reason not in _MATCH_OVER:
+            raise
+
+
+#: The table's answers to a Leave once its match is over (nothing to hand over).
+_MATCH_OVER: Final = frozenset({"TABLE_FINISHED", "TABLE_CLOSED", "NOT_SEATED"})
+
+
 def _deadline(row: RoundTable) -> Timestamp | None:
     """The round's time limit as the table's match deadline: at least a second ahead (a table
     started after its round's limit plays one hand), None without a limit. A table created
@@ -374,6 +398,9 @@ class TournamentDriver:
                 tournament_id=tournament.tournament_id,
                 players=len(missed),
             )
+        # The seats first: a step that fails between the two forfeits them again next time.
+        for player in missed:
+            await forfeit_seat(self._tables, tournament.tournament_id, player, tables[player])
         await self._repository.tournaments.forfeit(tournament.tournament_id, missed, self.holder)
 
     async def _record(
@@ -434,4 +461,4 @@ class TournamentDriver:
         await self._repository.tournaments.table_finished(row, lines, self.holder, forfeited)
 
 
-__all__ = ["TournamentDriver", "close_tournament_tables", "pod_name"]
+__all__ = ["TournamentDriver", "close_tournament_tables", "forfeit_seat", "pod_name"]

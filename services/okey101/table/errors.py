@@ -74,6 +74,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "You do not sit at this table.",
         "tr": "Bu masada oturmuyorsun.",
     },
+    "SEAT_FORFEITED": {
+        "en": "Seat {seat} was forfeited: a bot plays it to the end of the match, and it cannot "
+        "be taken back.",
+        "tr": "{seat} numaralı yer hükmen kaybedildi: maçın sonuna dek onu bir bot oynuyor ve "
+        "geri alınamaz.",
+    },
     "SEAT_NOT_AWAY": {
         "en": "Seat {seat} is not away: there is nothing to return to.",
         "tr": "{seat} numaralı koltuk boşta değil: dönülecek bir şey yok.",

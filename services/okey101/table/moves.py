@@ -66,6 +66,8 @@ def plan_moves(
         raise Stale("STALE_VERSION", version=expected_version, current=record.state_version)
     if state is None or not hand_live(state):
         raise Conflict("HAND_NOT_IN_PLAY")
+    if back_from_away and record.seats[seat].forfeited:
+        raise Conflict("SEAT_FORFEITED", seat=seat)
     after, caused = apply_actions(state, seat, actions_from_proto(actions))
     change = Change(record, now_us, record, after, deal, game=True)
     for event, state_then in caused:

@@ -42,6 +42,9 @@ class SeatRecord:
     left: bool = False
     #: The player is away (missed turns, or left): a bot plays for them.
     away: bool = False
+    #: The player was forfeited (a tournament's no-show or disqualification: LeaveRequest's
+    #: forfeit): a bot plays the seat to the end of the match; the player cannot take it back.
+    forfeited: bool = False
     #: Turns in a row whose time ran out.
     missed: int = 0
     #: The seed the seat adds to deals (hex; empty for none).
@@ -76,6 +79,7 @@ class SeatRecord:
                 display_name=self.display_name,
                 bot_level=self.bot_level if self.away else common_pb2.BOT_LEVEL_UNSPECIFIED,  # type: ignore[arg-type]
                 away=self.away,
+                forfeited=self.forfeited,
             )
         return common_pb2.SeatOccupant(seat=seat, kind=common_pb2.OCCUPANT_KIND_EMPTY)
 
@@ -88,6 +92,8 @@ class SeatRecord:
             # Left out when empty: an unstaked table's seats are stored as before #36, which a
             # pod of the release before (whose ``from_json`` knows no hold_key) still reads.
             del data["hold_key"]
+        if not self.forfeited:
+            del data["forfeited"]  # likewise: seats stored as before a forfeit existed
         return data
 
     @classmethod

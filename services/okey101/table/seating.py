@@ -78,6 +78,8 @@ def plan_sit(
             raise Conflict("ALREADY_SEATED", seat=own)
         seat = own
         current = seats[own]
+        if current.forfeited:
+            raise Conflict("SEAT_FORFEITED", seat=own)
         if current.away or current.left:
             seats[own] = current.replace(display_name=display_name)
             record = _back(change, record.replace(seats=tuple(seats)), state, own, now_us, options)
@@ -206,9 +208,11 @@ def plan_leave(
     now_us: int,
     options: TableOptions,
     answer: Answer,
+    forfeit: bool = False,
 ) -> Change:
     """``player_id`` leaves: before the match their seat is free again (and no start is owed);
-    during it a bot keeps their seat until they sit again."""
+    during it a bot keeps their seat until they sit again, or, with ``forfeit`` (a service's
+    call), to the end of the match, the seat marked forfeited."""
     seat = record.seat_of(player_id)
     if seat is None:
         raise Conflict("NOT_SEATED")
@@ -218,7 +222,9 @@ def plan_leave(
         seats[seat] = SeatRecord()
         change.timer = None  # no longer full: no start is owed
     elif record.state == common_pb2.TABLE_STATE_PLAYING:
-        seats[seat] = seats[seat].replace(left=True, away=True)
+        if seats[seat].forfeited:
+            forfeit = True  # forfeited already: leaving again changes nothing more
+        seats[seat] = seats[seat].replace(left=True, away=True, forfeited=forfeit)
         if state is not None and hand_live(state) and state.turn == seat:
             first, _ = bot_delays_us(turn_rng(record, state.turn_number), options)
             change.timer = TimerRecord("bot", now_us + first)

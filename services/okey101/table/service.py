@@ -409,6 +409,7 @@ class TableServicer:
             lambda live: plan_leave(
                 live.record, live.state, live.deal, claims=claims, player_id=player_id,
                 now_us=now, options=options, answer=key,
+                forfeit=request.forfeit and claims.kind == "service",
             ),
             answer_key=key,
         )  # fmt: skip

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from okey.v1 import lobby_pb2, table_pb2
+from okey.v1 import lobby_pb2
 
 from okey101.lobby import bracket
 from okey101.lobby.chips import prizes, tournament_chips
@@ -21,13 +21,12 @@ from okey101.lobby.messages import (
     started_tournament_answer,
     tournament_message,
 )
-from okey101.lobby.peer_clients import derived_request_id
 from okey101.lobby.records import REGISTERING, TournamentRow, now_us
 from okey101.lobby.rpc import checks
 from okey101.lobby.rpc.base import LobbyCalls, log
 from okey101.lobby.stores import answers
 from okey101.lobby.stores.tournaments import Listing, NewTournament
-from okey101.lobby.tournament_driver import close_tournament_tables
+from okey101.lobby.tournament_driver import close_tournament_tables, forfeit_seat
 from okey101.lobby.tournament_schedule import checked_schedule
 from okey101.platform import paging
 from okey101.platform.auth import require_claims
@@ -516,16 +515,8 @@ class TournamentCalls(LobbyCalls):
             tournament_id, player_id, reason, caller
         )
         if table_id:
-            # A bot plays the seat from now on (the match goes on for the others).
-            await self.tables.leave(
-                table_pb2.LeaveRequest(
-                    request_id=derived_request_id(
-                        "tournament-disqualify", tournament_id, player_id
-                    ),
-                    table_id=table_id,
-                    player_id=player_id,
-                )
-            )
+            # A bot plays the seat to the end of the match (it goes on for the others).
+            await forfeit_seat(self.tables, tournament_id, player_id, table_id)
         log.info(
             "tournament player disqualified",
             tournament_id=tournament_id,
