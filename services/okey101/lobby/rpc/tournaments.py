@@ -8,7 +8,7 @@ CancelTournament, GetTournament, ListTournaments, GetTournamentStandings (the st
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Final, TypeVar
 
 from okey.v1 import lobby_pb2
 
@@ -128,6 +128,12 @@ def _checked_pace(pace: lobby_pb2.TournamentPace) -> lobby_pb2.TournamentPace:
     if pace.break_seconds > MAX_BREAK_SECONDS:
         raise Invalid("BAD_PACE", field="break_seconds", value=str(pace.break_seconds))
     return pace
+
+
+_Paused = lobby_pb2.PauseTournamentRequest | lobby_pb2.ResumeTournamentRequest
+_PausedAnswer = TypeVar(
+    "_PausedAnswer", lobby_pb2.PauseTournamentResponse, lobby_pb2.ResumeTournamentResponse
+)
 
 
 class TournamentCalls(LobbyCalls):
@@ -424,65 +430,48 @@ class TournamentCalls(LobbyCalls):
     async def PauseTournament(  # noqa: N802 (the generated servicer's names)
         self, request: lobby_pb2.PauseTournamentRequest, context: Context
     ) -> lobby_pb2.PauseTournamentResponse:
-        async def work() -> lobby_pb2.PauseTournamentResponse:
-            check_request_id(request.request_id)
-            tournament_id = checks.identifier(request.tournament_id, "tournament_id")
-            claims = require_claims()
-            caller = claims.subject if claims.kind == "player" else None
-            call = answers.once(
-                "PauseTournament",
-                f"{claims.kind}:{claims.subject}",
-                request,
-                lobby_pb2.PauseTournamentResponse,
-            )
-
-            async def pause() -> lobby_pb2.PauseTournamentResponse:
-                row, changed = await self.repository.tournament_control.set_paused(
-                    tournament_id, caller, paused=True
-                )
-                log.info(
-                    "tournament paused",
-                    tournament_id=tournament_id,
-                    changed=changed,
-                    by=claims.kind,
-                    reason=request.reason[:200],
-                )
-                return lobby_pb2.PauseTournamentResponse(tournament=await self._message_of(row))
-
-            return await answers.kept_after(self.database, call, pause)
-
-        return await self._answer(request, context, work)
+        return await self._answer(
+            request,
+            context,
+            lambda: self._set_paused(
+                request, lobby_pb2.PauseTournamentResponse, paused=True, reason=request.reason
+            ),
+        )
 
     async def ResumeTournament(  # noqa: N802 (the generated servicer's names)
         self, request: lobby_pb2.ResumeTournamentRequest, context: Context
     ) -> lobby_pb2.ResumeTournamentResponse:
-        async def work() -> lobby_pb2.ResumeTournamentResponse:
-            check_request_id(request.request_id)
-            tournament_id = checks.identifier(request.tournament_id, "tournament_id")
-            claims = require_claims()
-            caller = claims.subject if claims.kind == "player" else None
-            call = answers.once(
-                "ResumeTournament",
-                f"{claims.kind}:{claims.subject}",
-                request,
-                lobby_pb2.ResumeTournamentResponse,
+        return await self._answer(
+            request,
+            context,
+            lambda: self._set_paused(request, lobby_pb2.ResumeTournamentResponse, paused=False),
+        )
+
+    async def _set_paused(
+        self, request: _Paused, kind: type[_PausedAnswer], *, paused: bool, reason: str = ""
+    ) -> _PausedAnswer:
+        """PauseTournament or ResumeTournament (``paused``), answered with a ``kind``."""
+        check_request_id(request.request_id)
+        tournament_id = checks.identifier(request.tournament_id, "tournament_id")
+        claims = require_claims()
+        caller = claims.subject if claims.kind == "player" else None
+        method = "PauseTournament" if paused else "ResumeTournament"
+        call = answers.once(method, f"{claims.kind}:{claims.subject}", request, kind)
+
+        async def change() -> _PausedAnswer:
+            row, changed = await self.repository.tournament_control.set_paused(
+                tournament_id, caller, paused=paused
             )
+            log.info(
+                "tournament paused" if paused else "tournament resumed",
+                tournament_id=tournament_id,
+                changed=changed,
+                by=claims.kind,
+                reason=reason[:200],
+            )
+            return kind(tournament=await self._message_of(row))
 
-            async def resume() -> lobby_pb2.ResumeTournamentResponse:
-                row, changed = await self.repository.tournament_control.set_paused(
-                    tournament_id, caller, paused=False
-                )
-                log.info(
-                    "tournament resumed",
-                    tournament_id=tournament_id,
-                    changed=changed,
-                    by=claims.kind,
-                )
-                return lobby_pb2.ResumeTournamentResponse(tournament=await self._message_of(row))
-
-            return await answers.kept_after(self.database, call, resume)
-
-        return await self._answer(request, context, work)
+        return await answers.kept_after(self.database, call, change)
 
     async def DisqualifyFromTournament(  # noqa: N802 (the generated servicer's names)
         self, request: lobby_pb2.DisqualifyFromTournamentRequest, context: Context

@@ -65,6 +65,16 @@ async def locked_tournament(session: AsyncConnection, tournament_id: str) -> Tou
     return tournament_row(row)
 
 
+def still_registering(tournament: TournamentRow) -> None:
+    """FAILED_PRECONDITION TOURNAMENT_NOT_REGISTERING unless ``tournament`` still registers."""
+    if tournament.state != REGISTERING:
+        raise Conflict(
+            "TOURNAMENT_NOT_REGISTERING",
+            tournament_id=tournament.tournament_id,
+            state=tournament.state,
+        )
+
+
 def _event(kind: int, tournament_id: str, **fields: Any) -> lobby_pb2.PlayerEvent:
     event = lobby_pb2.PlayerEvent(kind=kind, tournament_id=tournament_id, **fields)  # type: ignore[arg-type]
     return event
@@ -228,12 +238,7 @@ class TournamentSchedules:
             stored = await ANSWERS.claim(session, call)
             if stored is not None:
                 return stored
-            if tournament.state != REGISTERING:
-                raise Conflict(
-                    "TOURNAMENT_NOT_REGISTERING",
-                    tournament_id=tournament_id,
-                    state=tournament.state,
-                )
+            still_registering(tournament)
             p = tournament_players.c
             known = await session.scalar(
                 select(p.player_id).where(
@@ -484,6 +489,7 @@ __all__ = [
     "locked_tournament",
     "promote_substitute",
     "settle_entrants",
+    "still_registering",
     "substitutes",
     "tournament_row",
 ]

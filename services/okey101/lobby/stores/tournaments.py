@@ -62,6 +62,7 @@ from okey101.lobby.stores.tournament_schedules import (
     locked_tournament,
     promote_substitute,
     settle_entrants,
+    still_registering,
     substitutes,
     tournament_row,
 )
@@ -249,12 +250,7 @@ class Tournaments:
             ).one_or_none()
             if known is not None:
                 return
-            if tournament.state != REGISTERING:
-                raise Conflict(
-                    "TOURNAMENT_NOT_REGISTERING",
-                    tournament_id=tournament_id,
-                    state=tournament.state,
-                )
+            still_registering(tournament)
             if (
                 tournament.registration_opens_us is not None
                 and now_us() < tournament.registration_opens_us
@@ -325,12 +321,7 @@ class Tournaments:
             stored = await ANSWERS.claim(session, call)
             if stored is not None:
                 return stored
-            if tournament.state != REGISTERING:
-                raise Conflict(
-                    "TOURNAMENT_NOT_REGISTERING",
-                    tournament_id=tournament_id,
-                    state=tournament.state,
-                )
+            still_registering(tournament)
             p = tournament_players.c
             leaving = (
                 await session.execute(
@@ -395,12 +386,7 @@ class Tournaments:
                 return stored
             if caller is not None and caller != tournament.creator_player_id:
                 raise Denied("NOT_TOURNAMENT_CREATOR", tournament_id=tournament_id)
-            if tournament.state != REGISTERING:
-                raise Conflict(
-                    "TOURNAMENT_NOT_REGISTERING",
-                    tournament_id=tournament_id,
-                    state=tournament.state,
-                )
+            still_registering(tournament)
             entrants = await settle_entrants(session, self._events, tournament, told)
             minimum = max(minimum_players, tournament.min_players)
             if entrants < minimum:
