@@ -66,14 +66,16 @@ def open_page(browser: Any, *, phone: bool = False, locale: str = "en-GB") -> Pa
     return page
 
 
-def host_one_hand(page: Page, site: str, name: str, public: bool = False) -> None:
-    """Log in as a new guest and host a one-hand table (private unless said) with three bots."""
+def host_one_hand(page: Page, site: str, name: str, public: bool = False, hands: int = 1) -> None:
+    """Log in as a new guest and host a boombala table of ``hands`` hands (private unless said)
+    with three bots."""
     page.goto(site + "/")
     label = "Adın" if page_lang(page) == "tr" else "Your name"
     page.get_by_role("textbox", name=label).fill(name)
     page.locator("form.name button[type=submit]").click()
     page.locator("form.host").wait_for()
-    page.locator("#hands").fill("1")
+    page.locator("#host-preset").select_option("2")  # RULE_PRESET_BOOMBALA
+    page.locator("#hands").select_option(str(hands))
     if public:
         page.locator("#public").check()
     page.locator("form.host button[type=submit]").click()
@@ -164,6 +166,10 @@ def play_one_move(page: Page, plays: list[str] | None = None) -> bool:
             costly.first.click()
             page.locator('[data-move="discard"]').click()
             page.get_by_role("alertdialog").wait_for()
+            # The question takes the focus on its safe answer.
+            # (Asked of the document: the screen may be redrawn between a look and the next.)
+            focused = page.evaluate("document.activeElement.textContent")
+            assert focused == "Keep it", focused
             page.get_by_role("button", name="Keep it").click()
             assert screen_of(page)["stateVersion"] == version
             page.keyboard.press("Escape")

@@ -178,7 +178,8 @@ def _host_staked_hand(browser: Any, site: str, name: str) -> tuple[Page, int, in
     before = balance_of(page)
     stake = max(s for s in stake_options(page, "#host-stake") if s <= min(before, 100))
     assert stake > 0
-    page.locator("#hands").fill("1")
+    page.locator("#host-preset").select_option("2")  # boombala: the host picks the hands
+    page.locator("#hands").select_option("1")
     page.locator("#bot-level").select_option(label="easy")  # a better chance to win the pot
     page.locator("#host-stake").select_option(str(stake))
     page.locator("form.host button[type=submit]").click()

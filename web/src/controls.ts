@@ -1,7 +1,8 @@
-// The move buttons, enabled for what the seat may try now. A move the hints advise against is
+// The move buttons, always the same ones in the same places (nothing moves under the finger),
+// enabled for what the seat may try now. A move the hints advise against is
 // still sent when asked for (the table answers with its reason); only the hints' help (the
 // best opening, the lay-off targets) needs the hints.
-import { Phase } from "./gen/okey/v1/common_pb.js";
+import { OpeningKind, Phase } from "./gen/okey/v1/common_pb.js";
 import { h } from "./dom.js";
 import type { Game } from "./game.js";
 import { t } from "./i18n.js";
@@ -21,6 +22,8 @@ export function controlsView(game: Game, rerender: () => void): HTMLElement {
       extra.text ?? label,
     );
   const takeable = view.takeable?.notation ? view.takeable : undefined;
+  const openedAs = view.seats[game.state.seat ?? 0]?.openedAs;
+  const opened = openedAs === OpeningKind.RUNS || openedAs === OpeningKind.PAIRS;
   const moves = h(
     "div",
     { class: "controls moves", role: "toolbar", "aria-label": t("moves") },
@@ -31,12 +34,12 @@ export function controlsView(game: Game, rerender: () => void): HTMLElement {
     }),
     button("group", t("group"), () => game.closeGroup(), game.state.selected.length > 0),
     button("clear", t("clear"), () => game.clear(), game.state.selected.length + game.state.groups.length > 0),
-    button("best", t("best"), () => game.best(), !!hints?.opening),
-    button("open", t("open"), () => game.open(), mine && !drawing),
+    button("best", t("best"), () => game.best(), !!hints?.opening && !opened),
+    button("open", t("open"), () => game.open(), mine && !drawing && !opened),
     button("meld", t("meld"), () => game.meld(), mine && !drawing),
     button("lay-off", t("lay_off"), () => game.layOff(), mine && !drawing && one !== undefined),
     button("take-okey", t("take_okey"), () => game.takeOkey(), mine && !drawing && !!hints?.takeBacks.length),
-    hints?.canGiveBack ? button("give-back", t("give_back"), () => game.giveBack(), mine) : "",
+    button("give-back", t("give_back"), () => game.giveBack(), mine && !!hints?.canGiveBack),
     button("discard", t("discard_label"), () => game.discard(), mine && one !== undefined, {
       text: t("discard"),
     }),

@@ -18,20 +18,51 @@ import {
 } from "./gen/okey/v1/common_pb.js";
 import type { ScoreSheet } from "./gen/okey/v1/scoring_pb.js";
 import type { WatchTableResponse } from "./gen/okey/v1/table_pb.js";
-import { Code, explain, newRequestId, retrying, rules, scoring, table, tableHeaders } from "./api.js";
+import { Code, explain, lobby, newRequestId, retrying, rules, scoring, table, tableHeaders } from "./api.js";
 import { payoutFor, type Payout } from "./chips.js";
 import { identity, keepSeating, login } from "./identity.js";
-import { t } from "./i18n.js";
+import { t, tn } from "./i18n.js";
 import { actRequest, pendingFor, sendKept } from "./pending.js";
 import { Rack } from "./rack.js";
 import { watch } from "./stream.js";
-import { describeEvent } from "./events.js";
+import { describeEvent, freshTiles, seatAction } from "./events.js";
+import { play as playSound } from "./sounds.js";
 import { tileName as describeTile } from "./tiles.js";
 
 export interface Choice {
   label: string;
   action: Action;
 }
+
+/** One line of the hand's log: what the event said, and the note beside the seat that acted. */
+export interface LogLine {
+  sequence: bigint;
+  handId: string;
+  seat?: number;
+  text: string;
+  action: string;
+}
+
+/** A question over the table (+101 discard, leaving): its words and what "yes" does. */
+export interface Confirm {
+  text: string;
+  yes: string;
+  no: string;
+  run: () => void;
+}
+
+export interface Message {
+  text: string;
+  error: boolean;
+  reason?: string;
+}
+
+/** How long a toast stays (ms): a refusal a little longer than news. */
+const TOAST_MS = { info: 5_000, error: 8_000, notice: 10_000 };
+/** How long a tile new on the table or in the rack stays highlighted (ms). */
+export const FRESH_MS = 2_500;
+/** How long the last hand's reveal stays once the next hand is dealt (ms). */
+export const REVEAL_CLOSE_MS = 5_000;
 
 export interface State {
   tableId: string;
@@ -49,8 +80,14 @@ export interface State {
   /** Groups closed so far (Group), for an opening or new melds. */
   groups: number[][];
   worth: string;
-  message?: { text: string; error: boolean; reason?: string };
-  log: string[];
+  message?: Message;
+  /** The whole hand, newest first (rebuilt from the stream's events after a reload). */
+  log: LogLine[];
+  /** Tiles new on the table or in the rack: tile id -> until when (ms) they are highlighted. */
+  fresh: Map<number, number>;
+  /** When the last hand's reveal closes by itself (the next hand is dealt), ms. */
+  revealClosesAt?: number;
+  showLog: boolean;
   reveal?: Event;
   result?: Event;
   sheet?: ScoreSheet;
@@ -58,7 +95,7 @@ export interface State {
   reconnecting: boolean;
   busy: boolean;
   choices?: Choice[];
-  confirm?: { text: string; action: Action };
+  confirm?: Confirm;
   ended: boolean;
 }
 
@@ -69,6 +106,8 @@ export class Game {
   private viewWanted = false;
   private viewLoading = false;
   private worthTimer = 0;
+  private toastTimer = 0;
+  private backfilled = false;
 
   constructor(tableId: string, seat: number | undefined, private readonly changed: () => void) {
     this.state = {
@@ -80,6 +119,8 @@ export class Game {
       groups: [],
       worth: "",
       log: [],
+      fresh: new Map(),
+      showLog: false,
       showReveal: false,
       reconnecting: false,
       busy: false,
@@ -132,6 +173,11 @@ export class Game {
     this.abort.abort();
   }
 
+  /** Left (stopped): nothing of it is drawn any more. */
+  get stopped(): boolean {
+    return this.abort.signal.aborted;
+  }
+
   /** Draw the screen again (the language changed). */
   refresh(): void {
     this.changed();
@@ -149,9 +195,27 @@ export class Game {
     const event = item.item.value;
     if (event.sequence <= this.state.lastSequence) return;
     this.state.lastSequence = event.sequence;
-    const line = describeEvent(event, this.state.view, this.state.seat);
-    if (line) this.state.log = [line, ...this.state.log].slice(0, 8);
+    this.addLog([this.logLine(event)]);
+    const now = Date.now();
+    for (const id of freshTiles(event, this.state.seat)) this.state.fresh.set(id, now + FRESH_MS);
+    if (freshTiles(event, this.state.seat).length) window.setTimeout(() => this.changed(), FRESH_MS + 50);
     switch (event.kind) {
+      case EventKind.HAND_DEALT:
+        // The next hand: the last one's reveal closes by itself a moment later (at once on
+        // this seat's turn, see tick), the log starts again.
+        if (this.state.showReveal && !this.state.result) this.state.revealClosesAt = now + REVEAL_CLOSE_MS;
+        break;
+      case EventKind.TURN_STARTED:
+        if (event.seat === this.state.seat && !this.spectator) playSound("turn");
+        break;
+      case EventKind.DISCARDED:
+        playSound("discard");
+        break;
+      case EventKind.TURN_TIMED_OUT:
+        if (event.seat === this.state.seat && !this.spectator) {
+          this.toast({ text: t("ev_timed_out_own"), error: false, reason: "TURN_TIMED_OUT" }, TOAST_MS.notice);
+        }
+        break;
       case EventKind.HAND_ENDED:
         this.state.reveal = event;
         this.state.showReveal = true;
@@ -165,7 +229,7 @@ export class Game {
         break;
       case EventKind.TABLE_CLOSED:
         keepSeating(undefined);
-        this.state.message = { text: t("table_closed"), error: false };
+        this.toast({ text: t("table_closed"), error: false });
         break;
       case EventKind.SEAT_AWAY:
         if (event.seat === this.state.seat) void this.comeBack();
@@ -182,8 +246,106 @@ export class Game {
     this.changed();
   }
 
+  private logLine(event: Event): LogLine {
+    return {
+      sequence: event.sequence,
+      handId: event.handId,
+      seat: event.seat,
+      text: describeEvent(event, this.state.view, this.state.seat),
+      action: seatAction(event),
+    };
+  }
+
+  /** Lines into the log, newest first, once each; only the hand in play is kept. */
+  private addLog(lines: LogLine[]): void {
+    const seen = new Set(this.state.log.map((line) => line.sequence));
+    const fresh = lines.filter((line) => (line.text || line.action) && !seen.has(line.sequence));
+    if (!fresh.length) return;
+    const hand = this.state.view?.handId;
+    const all = [...fresh, ...this.state.log].sort((a, b) => (a.sequence < b.sequence ? 1 : a.sequence > b.sequence ? -1 : 0));
+    const newest = all.find((line) => line.handId)?.handId ?? hand;
+    this.state.log = all.filter((line) => !line.handId || line.handId === newest);
+  }
+
+  /** After a reload the log is rebuilt from the stream: the table's events read from its first
+   * up to the view's, this hand's kept. A table whose old events have expired keeps the log of
+   * what the page saw since. */
+  private async backfill(view: SeatView): Promise<void> {
+    if (this.backfilled || !view.handId || view.asOfSequence === 0n) return;
+    this.backfilled = true;
+    const abort = new AbortController();
+    const stop = () => abort.abort();
+    this.abort.signal.addEventListener("abort", stop);
+    const lines: LogLine[] = [];
+    try {
+      const stream = table.watchTable(
+        { tableId: this.state.tableId, seat: this.state.seat, afterSequence: 0n, startWithView: false },
+        { signal: abort.signal, headers: tableHeaders(this.state.tableId), timeoutMs: 30_000 },
+      );
+      for await (const item of stream) {
+        if (item.item.case !== "event") continue;
+        const event = item.item.value;
+        if (event.handId === view.handId) lines.push(this.logLine(event));
+        if (event.sequence >= view.asOfSequence) break;
+      }
+    } catch {
+      // The log is what the page has seen since: the hand plays on without the rest.
+    } finally {
+      abort.abort();
+      this.abort.signal.removeEventListener("abort", stop);
+    }
+    this.addLog(lines);
+    this.changed();
+  }
+
+  /** The screen's clock (twice a second): the reveal closing at the next deal, never over this
+   * seat's turn. */
+  tick(): void {
+    const closes = this.state.revealClosesAt;
+    if (closes === undefined || !this.state.showReveal) return;
+    if (Date.now() >= closes || this.myTurn) {
+      this.state.showReveal = false;
+      this.state.revealClosesAt = undefined;
+      this.changed();
+    }
+  }
+
+  /** A toast: news or a refusal over the table, gone by itself (nothing under it moves). */
+  toast(message: Message, ms?: number): void {
+    this.state.message = message;
+    window.clearTimeout(this.toastTimer);
+    this.toastTimer = window.setTimeout(() => {
+      if (this.state.message === message) {
+        this.state.message = undefined;
+        this.changed();
+      }
+    }, ms ?? (message.error ? TOAST_MS.error : TOAST_MS.info));
+    this.changed();
+  }
+
+  dismissToast(): void {
+    this.state.message = undefined;
+    this.changed();
+  }
+
+  /** Leave the table (a bot plays the seat to the match's end), asked first while it is on. */
+  leave(done: () => void): void {
+    const go = () => {
+      if (!this.spectator && !this.state.result) {
+        void retrying(() => lobby.leaveTable({ requestId: newRequestId(), tableId: this.state.tableId }), 3).catch(() => {});
+      }
+      keepSeating(undefined);
+      this.stop();
+      done();
+    };
+    if (this.spectator || this.state.result || this.state.ended) return go();
+    this.state.confirm = { text: t("leave_confirm"), yes: t("leave_yes"), no: t("leave_no"), run: go };
+    this.changed();
+  }
+
   private takeView(view: SeatView): void {
     if (this.state.view && view.stateVersion < this.state.view.stateVersion) return;
+    void this.backfill(view);
     // Arriving at a hand already over (a reload after it): its reveal is what there is to see.
     if (!this.state.view && view.phase === Phase.ENDED && view.result) this.state.showReveal = true;
     this.state.view = view;
@@ -375,7 +537,7 @@ export class Game {
           takenTileId: view.turnProgress?.taken?.notation ? view.turnProgress.taken.id : undefined,
         });
         let line = answer.kind === OpeningKind.PAIRS
-          ? t("opening_pairs", { count: answer.pairCount, minimum: answer.minimum })
+          ? tn("opening_pairs", answer.pairCount, { minimum: answer.minimum })
           : t("opening_total", { value: answer.value, minimum: answer.minimum });
         if (answer.valid) line += ` ✓ ${t("opening_ok")}`;
         else if (answer.violations[0]) line += ` · ${answer.violations[0].message}`;
@@ -403,11 +565,11 @@ export class Game {
     if (opening.canOpenWithRuns) {
       text = t("best_opening", { value: opening.runsAndSetsValue, minimum, count: opening.runsAndSets.length });
     } else if (byPairs) {
-      text = t("best_pairs", { count: opening.pairCount, minimum: minPairs });
+      text = tn("best_pairs", opening.pairCount, { minimum: minPairs });
     } else {
       text = t("no_opening", { value: opening.runsAndSetsValue, minimum, pairs: opening.pairCount, min_pairs: minPairs });
     }
-    this.state.message = { text, error: false, reason: "BEST_OPENING" };
+    this.toast({ text, error: false, reason: "BEST_OPENING" });
     const melds = byPairs ? opening.pairs : opening.runsAndSets;
     this.state.groups = melds.map((m) => m.tiles.map((mt) => mt.tile!.id));
     this.state.selected = [];
@@ -461,11 +623,11 @@ export class Game {
         action: h.action!,
       }));
       this.changed();
-    } else if (meldIndex !== undefined) {
-      // No hint says it fits: ask the table anyway, so the player reads the rules' reason.
-      void this.send([create(ActionSchema, { move: { case: "layOff", value: { tileId: id, meldIndex } } })]);
     } else {
-      this.say(t("no_fit", { tiles: this.name(this.tile(id)) }));
+      // No hint says it fits: ask the table anyway, so the player reads the rules' own reason
+      // (not opened yet, not in the opening turn, no meld takes it...).
+      const target = meldIndex ?? this.state.view?.table[0]?.index ?? 0;
+      void this.send([create(ActionSchema, { move: { case: "layOff", value: { tileId: id, meldIndex: target } } })]);
     }
   }
 
@@ -491,7 +653,12 @@ export class Game {
     const hint = this.state.hints?.discards.find((d) => d.tile?.id === id);
     const costly = hint ? hint.penaltyPoints > 0 : !!this.state.view?.rack.find((r) => r.tile?.id === id)?.costlyDiscard;
     if (costly) {
-      this.state.confirm = { text: t("confirm_costly", { tile: this.name(this.tile(id)) }), action };
+      this.state.confirm = {
+        text: t("confirm_costly", { tile: this.name(this.tile(id)) }),
+        yes: t("confirm_yes"),
+        no: t("confirm_no"),
+        run: () => void this.send([action]),
+      };
       this.changed();
       return;
     }
@@ -501,7 +668,7 @@ export class Game {
   confirm(yes: boolean): void {
     const pending = this.state.confirm;
     this.state.confirm = undefined;
-    if (yes && pending) void this.send([pending.action]);
+    if (yes && pending) pending.run();
     else this.changed();
   }
 
@@ -519,14 +686,12 @@ export class Game {
   }
 
   say(text: string, error = false): void {
-    this.state.message = { text, error };
-    this.changed();
+    this.toast({ text, error });
   }
 
   private fail(error: unknown): void {
     const refusal = explain(error);
-    this.state.message = { text: t("rejected", { message: refusal.sentence }), error: true, reason: refusal.reason };
-    this.changed();
+    this.toast({ text: t("rejected", { message: refusal.sentence }), error: true, reason: refusal.reason });
   }
 
   /** Act: the actions under a new request id (or the kept one of a resent move). */
@@ -555,10 +720,10 @@ export class Game {
     } catch (error) {
       const refusal = explain(error);
       if (refusal.code === Code.Aborted) {
-        this.state.message = { text: t("stale"), error: true, reason: refusal.reason };
+        this.toast({ text: t("stale"), error: true, reason: refusal.reason });
         this.wantView();
       } else {
-        this.state.message = { text: t("rejected", { message: refusal.sentence }), error: true, reason: refusal.reason };
+        this.toast({ text: t("rejected", { message: refusal.sentence }), error: true, reason: refusal.reason });
       }
     } finally {
       this.state.busy = false;

@@ -1,13 +1,15 @@
 // The front door: a name (a guest, kept in localStorage), the player's chips (wallet.ts), then a
-// quick match or a private table with bots (a preset, the number of hands, a stake). Ends with a
-// seat at a table.
+// quick match (with a Cancel and the seconds until bots fill the table) or a private table with
+// bots (a preset, the match's length as that preset allows it, a stake). Ends with a seat at a
+// table.
 import { BotLevel, MatchEnd, RulePreset, TableVisibility } from "./gen/okey/v1/common_pb.js";
 import { PlayerEventKind, QuickMatchState, type PlayerEvent } from "./gen/okey/v1/lobby_pb.js";
 import { Code, ConnectError, explain, isRetryable, lobby, newRequestId, retrying, sleep } from "./api.js";
 import { stakeField } from "./chips.js";
 import { h } from "./dom.js";
 import { identity, login, type Seating } from "./identity.js";
-import { t } from "./i18n.js";
+import { t, tn } from "./i18n.js";
+import { pageLink } from "./tournamentFacts.js";
 import { walletCard } from "./wallet.js";
 
 const PRESETS: Array<[RulePreset, string]> = [
@@ -15,6 +17,15 @@ const PRESETS: Array<[RulePreset, string]> = [
   [RulePreset.BOOMBALA, "preset_boombala"],
   [RulePreset.NORTH_SULTAN, "preset_north_sultan"],
 ];
+/** The same preset first in both forms: oyna, the quick match's own default. */
+const DEFAULT_PRESET = RulePreset.OYNA;
+/** What each preset allows for the match's length (docs/rules: oyna plays to 1,000, boombala's
+ * host picks 1 to 11 hands, odd, North Sultan plays 11); 0 stands for "to 1,000". */
+const MATCH_LENGTHS: Record<number, number[]> = {
+  [RulePreset.OYNA]: [0],
+  [RulePreset.BOOMBALA]: [1, 3, 5, 7, 9, 11],
+  [RulePreset.NORTH_SULTAN]: [11],
+};
 const LEVELS: Array<[BotLevel, string]> = [
   [BotLevel.EASY, "level_easy"],
   [BotLevel.NORMAL, "level_normal"],
@@ -69,7 +80,9 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
   });
 
   // Quick match.
-  const quickPreset = select("quick-preset", PRESETS, RulePreset.OYNA);
+  const quickPreset = select("quick-preset", PRESETS, DEFAULT_PRESET);
+  const queueCancel = h("button", { type: "button", class: "queue-cancel", hidden: true }, t("queue_cancel"));
+  const queueJoin = h("button", { type: "submit" }, t("join"));
   const quickStake = stakeField("quick-stake");
   const quickForm = h(
     "form",
@@ -78,19 +91,36 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
     h("label", { for: "quick-preset" }, t("rules_preset")),
     quickPreset,
     ...quickStake.elements,
-    h("button", { type: "submit" }, t("join")),
+    queueJoin,
+    queueCancel,
   );
   quickForm.addEventListener("submit", (event) => {
     event.preventDefault();
     error.textContent = "";
-    void quickMatch(Number(quickPreset.value) as RulePreset, quickStake.value(), status)
+    queueJoin.disabled = true;
+    void quickMatch(Number(quickPreset.value) as RulePreset, quickStake.value(), status, queueCancel)
       .then((seating) => seating && seated(seating))
-      .catch(refused);
+      .catch(refused)
+      .finally(() => {
+        queueJoin.disabled = false;
+        queueCancel.hidden = true;
+      });
   });
 
   // A private table with bots.
-  const hostPreset = select("host-preset", PRESETS, RulePreset.BOOMBALA);
-  const hands = h("input", { id: "hands", name: "hands", type: "number", min: 1, max: 11, value: 1, inputmode: "numeric" });
+  const hostPreset = select("host-preset", PRESETS, DEFAULT_PRESET);
+  const hands = h("select", { id: "hands", name: "hands" });
+  const lengths = () => {
+    const kept = hands.value;
+    hands.replaceChildren(
+      ...(MATCH_LENGTHS[Number(hostPreset.value)] ?? [0]).map((count) =>
+        h("option", { value: count, selected: String(count) === kept }, count ? tn("hands_count", count) : t("match_to_1000")),
+      ),
+    );
+    hands.disabled = hands.options.length < 2;
+  };
+  lengths();
+  hostPreset.addEventListener("change", lengths);
   const level = select("bot-level", LEVELS, BotLevel.NORMAL);
   const open = h("input", { id: "public", name: "public", type: "checkbox" });
   const hostStake = stakeField("host-stake");
@@ -113,12 +143,15 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
     error.textContent = "";
     const requestId = newRequestId();
     const bots = [1, 2, 3].map((seat) => ({ seat, level: Number(level.value) as BotLevel }));
-    const count = Math.max(1, Math.min(11, Number(hands.value) || 1));
+    const count = Number(hands.value) || 0;
     const stake = hostStake.value();
     retrying(() =>
       lobby.hostTable({
         requestId,
-        rules: { preset: Number(hostPreset.value) as RulePreset, matchEnd: MatchEnd.FIXED_HANDS, matchHands: count },
+        // Oyna plays to its target; the others for the hands chosen.
+        rules: count
+          ? { preset: Number(hostPreset.value) as RulePreset, matchEnd: MatchEnd.FIXED_HANDS, matchHands: count }
+          : { preset: Number(hostPreset.value) as RulePreset },
         visibility: open.checked ? TableVisibility.PUBLIC : TableVisibility.PRIVATE,
         hostSeat: 0,
         bots,
@@ -132,6 +165,7 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
   play.append(
     h("button", { type: "button", class: "link", onclick: () => { nameForm.hidden = false; play.hidden = true; nameInput.focus(); } }, t("change_name")),
     wallet.element,
+    pageLink("/tournaments", { class: "tournaments-link" }, t("tournaments")),
     quickForm,
     hostForm,
   );
@@ -152,9 +186,10 @@ export function mountLobby(root: HTMLElement, seated: (seating: Seating) => void
 // Quick match learns its seat from the player's own stream (WatchPlayer), not by polling: the
 // stream is open (its snapshot read) before the ticket is asked for, so the QUICK_MATCH_SEATED
 // that follows is never missed; a player waits in one queue at a time, so it is this ticket's.
-async function quickMatch(preset: RulePreset, stake: bigint, status: HTMLElement): Promise<Seating | undefined> {
+async function quickMatch(preset: RulePreset, stake: bigint, status: HTMLElement, cancel: HTMLButtonElement): Promise<Seating | undefined> {
   const requestId = newRequestId();
   const abort = new AbortController();
+  let countdown = 0;
   let opened: () => void = () => {};
   const open = new Promise<void>((resolve) => (opened = resolve));
   const seated = nextPlayerEvent(PlayerEventKind.QUICK_MATCH_SEATED, opened, abort.signal);
@@ -167,11 +202,34 @@ async function quickMatch(preset: RulePreset, stake: bigint, status: HTMLElement
       status.textContent = t("queue_cancelled");
       return undefined;
     }
-    const fill = ticket.botsFillTime ? new Date(Number(ticket.botsFillTime.seconds) * 1000).toLocaleTimeString() : "";
-    status.textContent = t("queue_waiting", { players: ticket.playersWaiting, time: fill });
-    const event = await seated;
-    return { tableId: event.tableId, seat: event.seat };
+    // Waiting: the seconds until bots fill the table count down, and Cancel leaves the queue
+    // (a ticket matched meanwhile is a seat all the same).
+    const fillAt = ticket.botsFillTime ? Number(ticket.botsFillTime.seconds) * 1000 + Math.floor(ticket.botsFillTime.nanos / 1e6) : 0;
+    const tick = () => {
+      const seconds = Math.max(0, Math.ceil((fillAt - Date.now()) / 1000));
+      status.textContent = fillAt && seconds > 0 ? t("queue_countdown", { players: ticket.playersWaiting, seconds }) : t("queue_filling");
+    };
+    tick();
+    countdown = window.setInterval(tick, 1000);
+    cancel.hidden = false;
+    const cancelled = new Promise<Seating | undefined>((resolve, reject) => {
+      cancel.onclick = () => {
+        cancel.disabled = true;
+        retrying(() => lobby.leaveQuickMatch({ requestId: newRequestId(), ticketId: ticket.ticketId }))
+          .then((answer) => {
+            const left = answer.ticket;
+            if (left?.state === QuickMatchState.MATCHED) return resolve({ tableId: left.tableId, seat: left.seat });
+            status.textContent = t("queue_cancelled");
+            resolve(undefined);
+          })
+          .catch(reject)
+          .finally(() => (cancel.disabled = false));
+      };
+    });
+    return await Promise.race([seated.then((event) => ({ tableId: event.tableId, seat: event.seat })), cancelled]);
   } finally {
+    window.clearInterval(countdown);
+    cancel.onclick = null;
     abort.abort();
   }
 }

@@ -1,5 +1,6 @@
 // The page's routes: / (the lobby, or back to the table being played), /table/ID (your seat
-// there), /watch/ID (a spectator), /wallet (the wallet's history). The language switch redraws
+// there), /watch/ID (a spectator), /wallet (the wallet's history), /tournaments and
+// /tournaments/ID (tournaments.ts, tournament.ts). The language switch redraws
 // the current route.
 import { h } from "./dom.js";
 import type { Game } from "./game.js";
@@ -8,11 +9,20 @@ import { language, onLanguageChange, setLanguage, t, type Language } from "./i18
 import { explain } from "./api.js";
 import { mountLobby } from "./lobby.js";
 import { mountTable } from "./screen.js";
+import { openTournaments } from "./tournaments.js";
 import { mountWallet } from "./wallet.js";
 import "./style.css";
 
 const app = document.getElementById("app")!;
 let game: Game | undefined;
+
+/** The switch: its label in the page's language, the current language pressed. */
+function showLanguage(): void {
+  document.querySelector(".lang")?.setAttribute("aria-label", t("language"));
+  for (const button of document.querySelectorAll<HTMLButtonElement>("[data-lang]")) {
+    button.setAttribute("aria-pressed", String(button.dataset.lang === language()));
+  }
+}
 
 function go(path: string): void {
   if (window.location.pathname !== path) history.pushState(null, "", path);
@@ -24,14 +34,13 @@ function route(): void {
   game = undefined;
   document.documentElement.lang = language();
   document.getElementById("title")!.textContent = t("title");
-  for (const button of document.querySelectorAll<HTMLButtonElement>("[data-lang]")) {
-    button.setAttribute("aria-pressed", String(button.dataset.lang === language()));
-  }
+  showLanguage();
   const path = window.location.pathname;
   const watching = path.match(/^\/watch\/([^/]+)/);
   const playing = path.match(/^\/table\/([^/]+)/);
   if (watching) return void enter(decodeURIComponent(watching[1]), undefined);
   if (path === "/wallet") return void wallet();
+  if (path === "/tournaments" || path.startsWith("/tournaments/")) return void openTournaments(app, path);
   if (playing) {
     const kept = seating();
     const tableId = decodeURIComponent(playing[1]);
@@ -85,9 +94,7 @@ onLanguageChange(() => {
   if (!game) return route();
   document.documentElement.lang = language();
   document.getElementById("title")!.textContent = t("title");
-  for (const button of document.querySelectorAll<HTMLButtonElement>("[data-lang]")) {
-    button.setAttribute("aria-pressed", String(button.dataset.lang === language()));
-  }
+  showLanguage();
   game.refresh();
 });
 window.addEventListener("popstate", route);

@@ -1,24 +1,14 @@
-// The middle of the table: the indicator and the okey, the stock, and the melds laid down with
-// their owners and what each okey stands for. A meld is a drop target for a rack tile (lay off)
+// The melds laid down, with their owners and what each okey stands for (under the tile, never
+// clipped by the next one), in a box of fixed height that scrolls: a seat that opens moves
+// nothing else on the screen. A meld is a drop target for a rack tile (lay off)
 // and a button: with one tile selected, a click (or Enter) lays it off there.
 import { MeldKind, type SeatView } from "./gen/okey/v1/common_pb.js";
 import { h } from "./dom.js";
 import { seatName } from "./events.js";
 import type { Game } from "./game.js";
 import { t } from "./i18n.js";
-import { faceName, tileElement } from "./tiles.js";
-
-export function centreView(view: SeatView): HTMLElement {
-  return h(
-    "section",
-    { class: "centre", "aria-label": t("indicator") },
-    h("span", { class: "label" }, t("indicator")),
-    view.indicator ? tileElement(view.indicator) : "",
-    h("span", { class: "okey-face", "data-okey": faceName(view.okey) }, t("okey_is", { face: faceName(view.okey) })),
-    h("span", { class: "stock", "data-stock": view.stockCount }, t("stock", { count: view.stockCount })),
-    h("span", { class: "hand-number" }, t("hand_of", { hand: view.handNumber })),
-  );
-}
+import { isFresh } from "./seats.js";
+import { tileElement } from "./tiles.js";
 
 export function meldsView(game: Game, view: SeatView): HTMLElement {
   const section = h("section", { class: "melds", "aria-label": t("melds") });
@@ -57,7 +47,7 @@ export function meldsView(game: Game, view: SeatView): HTMLElement {
     button.append(h("span", { class: "owner" }, label));
     const tiles = h("span", { class: "meld-tiles" });
     for (const item of meld.tiles) {
-      if (item.tile) tiles.append(tileElement(item.tile, { small: true, standsFor: item.tile.wild || item.tile.falseJoker ? item.standsFor : undefined }));
+      if (item.tile) tiles.append(tileElement(item.tile, { small: true, fresh: isFresh(game, item.tile), standsFor: item.tile.wild || item.tile.falseJoker ? item.standsFor : undefined }));
     }
     button.append(tiles);
     if (meld.value) button.append(h("span", { class: "value" }, `(${meld.value})`));

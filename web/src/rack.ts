@@ -3,14 +3,20 @@
 import type { Tile } from "./gen/okey/v1/common_pb.js";
 import { sortKey } from "./tiles.js";
 
-/** Two rows of 16, as a wooden rack has. */
+/** Two rows of 16, as a wooden rack has (a phone's rack: two rows of 12). */
 export const CAPACITY = 32;
 
 export type Slot = number | null;
 
 export class Rack {
   slots: Slot[] = [];
+  /** Slots in one of the rack's two rows (the screen sets it for its width). */
+  rowLength = CAPACITY / 2;
   private handId = "";
+
+  get capacity(): number {
+    return this.rowLength * 2;
+  }
 
   /** Take the rack's tiles as they are now: gone ones leave a gap, new ones (a drawn tile) go
    * in the first gap after the last tile, or at the end. True for a new hand with no kept
@@ -76,31 +82,48 @@ export class Rack {
   }
 
   /** Sorted into runs (colour, then consecutive numbers) or sets (by number), a gap between
-   * groups; okeys and false jokers at the end. */
+   * groups, a group never split across the two rows; okeys and false jokers at the end. */
   sort(tiles: readonly Tile[], bySets: boolean): void {
     const sorted = [...tiles].sort((a, b) => sortKey(a, bySets) - sortKey(b, bySets));
-    // Gaps between runs (or numbers); where they do not all fit, only between colours.
+    // Gaps between runs (or numbers); where they do not all fit, only between colours; where
+    // even that does not fit, the tiles in order with no gaps.
+    let laid: Slot[] | undefined;
     for (const strict of [true, false]) {
-      const slots: Slot[] = [];
+      const groups: number[][] = [];
       let previous: Tile | undefined;
       for (const tile of sorted) {
-        if (previous && breaks(previous, tile, bySets, strict)) slots.push(null);
-        slots.push(tile.id);
+        if (!previous || breaks(previous, tile, bySets, strict)) groups.push([]);
+        groups[groups.length - 1].push(tile.id);
         previous = tile;
       }
-      if (slots.length <= CAPACITY || !strict) {
-        this.slots = slots.length > CAPACITY ? slots.filter((slot) => slot !== null) : slots;
-        break;
-      }
+      laid = this.layout(groups);
+      if (laid) break;
     }
+    this.slots = laid ?? sorted.map((tile) => tile.id);
     this.trim();
+  }
+
+  /** Groups into the two rows, a gap between them, each in one row (one longer than a row
+   * excepted); undefined if they do not fit. */
+  private layout(groups: number[][]): Slot[] | undefined {
+    const row = this.rowLength;
+    const slots: Slot[] = [];
+    for (const group of groups) {
+      let at = slots.length;
+      if (at !== 0 && at !== row) at += 1;
+      if (at < row && at + group.length > row && group.length <= row) at = row;
+      if (at + group.length > row * 2) return undefined;
+      while (slots.length < at) slots.push(null);
+      slots.push(...group);
+    }
+    return slots;
   }
 
   private trim(): void {
     while (this.slots.length && this.slots[this.slots.length - 1] === null) this.slots.pop();
-    if (this.slots.length > CAPACITY) {
+    if (this.slots.length > this.capacity) {
       // Too many gaps to fit: drop gaps from the end until it fits.
-      for (let i = this.slots.length - 1; i >= 0 && this.slots.length > CAPACITY; i--) {
+      for (let i = this.slots.length - 1; i >= 0 && this.slots.length > this.capacity; i--) {
         if (this.slots[i] === null) this.slots.splice(i, 1);
       }
     }

@@ -17,7 +17,7 @@ import type { ScoreSheet } from "./gen/okey/v1/scoring_pb.js";
 import { h } from "./dom.js";
 import { seatName } from "./events.js";
 import { t } from "./i18n.js";
-import { tileElement } from "./tiles.js";
+import { sortKey, tileElement } from "./tiles.js";
 
 const WHY: Record<number, string> = {
   [DoublingReason.OKEY_FINISH]: "why_okey_finish",
@@ -99,7 +99,8 @@ export function revealView(input: RevealInput, view: SeatView | undefined, mySea
     const opened =
       score.openedAs === OpeningKind.RUNS ? t("opened_runs") : score.openedAs === OpeningKind.PAIRS ? t("opened_pairs") : t("not_opened");
     const rack = h("div", { class: "revealed-rack", "aria-label": `${seatName(view, score.seat)}: ${t("rack")}` });
-    const tiles = input.racks.find((r) => r.seat === score.seat)?.tiles ?? [];
+    // Face up and sorted (colour, then number), as a player would lay their own rack out.
+    const tiles = [...(input.racks.find((r) => r.seat === score.seat)?.tiles ?? [])].sort((a, b) => sortKey(a, false) - sortKey(b, false));
     if (!tiles.length) rack.append(h("span", { class: "none" }, t("reveal_empty_rack")));
     for (const tile of tiles) rack.append(tileElement(tile, { small: true }));
     const lines = score.lines.map(lineText);
@@ -131,9 +132,12 @@ export function resultView(event: Event, sheet: ScoreSheet | undefined, view: Se
   const head = h("tr", {}, h("th", { scope: "col" }, t("sheet_hand")), ...seats.map((s) => h("th", { scope: "col" }, s.displayName || seatName(view, s.seat))));
   const body = h("tbody");
   for (const row of sheet?.rows ?? []) {
-    body.append(h("tr", {}, h("th", { scope: "row" }, row.handNumber), ...row.scores.map((s, i) => h("td", {}, `${s.points} (${row.runningTotals[i] ?? ""})`))));
+    body.append(
+      h("tr", {}, h("th", { scope: "row" }, row.handNumber), ...row.scores.map((s, i) => h("td", {}, String(s.points), h("span", { class: "running" }, String(row.runningTotals[i] ?? ""))))),
+    );
   }
   body.append(h("tr", { class: "totals" }, h("th", { scope: "row" }, t("sheet_total")), ...seats.map((s) => h("td", {}, s.total))));
-  section.append(h("table", { class: "sheet", "aria-label": t("sheet_title") }, h("caption", {}, t("sheet_title")), h("thead", {}, head), body));
+  // Fits a phone: four narrow columns, each cell the hand's points over the running total.
+  section.append(h("div", { class: "sheet-scroll" }, h("table", { class: "sheet", "aria-label": t("sheet_title") }, h("caption", {}, t("sheet_title")), h("thead", {}, head), body)));
   return section;
 }

@@ -47,6 +47,10 @@ export interface TileOptions {
   selected?: boolean;
   small?: boolean;
   standsFor?: Face;
+  /** New on the table or in the rack: highlighted a moment. */
+  fresh?: boolean;
+  /** A picture of a face (the okey in the middle), not one of the 106 tiles. */
+  decorative?: boolean;
 }
 
 /** A tile's face as a DOM element (not interactive: the rack makes its own buttons). */
@@ -60,8 +64,12 @@ export function tileElement(tile: Tile, options: TileOptions = {}, tag: "span" |
   if (options.costly) element.classList.add("costly");
   if (options.selected) element.classList.add("selected");
   if (options.small) element.classList.add("small");
-  element.dataset.tileId = String(tile.id);
-  element.dataset.notation = tile.notation;
+  if (options.fresh) element.classList.add("fresh");
+  if (options.standsFor) element.classList.add("stands-for");
+  if (!options.decorative) {
+    element.dataset.tileId = String(tile.id);
+    element.dataset.notation = tile.notation;
+  }
   const number = document.createElement("span");
   number.className = "number";
   number.textContent = tile.falseJoker ? "◆" : String(tile.number);
