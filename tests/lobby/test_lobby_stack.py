@@ -43,7 +43,7 @@ from okey101.platform.auth import TokenIssuer, dev_signing_key
 from okey101.platform.database import Database
 from okey101.platform.peer_channels import PeerChannels
 from okey101.stack import free_port, wait_serving
-from okey101.table.disguise import bot_name
+from okey101.table.disguise import seat_names
 from okey101.table.service import TableOptions
 
 from support.databases import TEST_DATABASE_ENV, postgres_database
@@ -492,9 +492,11 @@ def test_a_quick_match_attempt_that_fails_half_way_closes_its_table_and_bots_are
                     )
                 ).table
                 bots = [seat for seat in table.seats if seat.kind == common_pb2.OCCUPANT_KIND_BOT]
+                players = [s.display_name if s.seat < 2 else "" for s in table.seats]
+                named = seat_names(table.table_id, players, [2, 3])
                 assert [(seat.seat, seat.display_name) for seat in bots] == [
-                    (2, bot_name(table.table_id, 2)),
-                    (3, bot_name(table.table_id, 3)),
+                    (2, named[2]),
+                    (3, named[3]),
                 ]
                 assert all("bot" not in seat.display_name.lower() for seat in table.seats)
 

@@ -26,6 +26,7 @@ from okey101.table.disguise import (
     hide_bot,
     hide_bots,
     hide_bots_in_hand,
+    seat_names,
 )
 from okey101.table.options import TableOptions, us
 from okey101.table.records import SeatRecord
@@ -203,6 +204,18 @@ def test_a_north_sultan_table_never_shows_a_bot_to_players_or_spectators(
             assert [seat.bot for seat in services_sheet.seats] == [False, True, True, True]
 
     run(scenario())
+
+
+def test_a_bot_is_never_named_as_a_player_at_its_table() -> None:
+    table_id = "t-namesake"
+    namesake = bot_name(table_id, 1)
+    names = seat_names(table_id, [namesake, "", "", ""], [1, 2, 3])
+    assert names[0] == namesake and namesake not in names[1:]
+    assert len({name.casefold() for name in names}) == 4 and set(names[1:]) <= set(BOT_NAMES)
+    # Without a namesake, each seat keeps its own name.
+    assert seat_names(table_id, ["Alice", "", "", ""], [1, 2, 3])[1:] == [
+        bot_name(table_id, seat) for seat in (1, 2, 3)
+    ]
 
 
 def test_a_player_a_bot_keeps_the_seat_of_shows_as_that_player_away() -> None:

@@ -23,7 +23,7 @@ from okey101.engine.fair_deal import commitment, deck_order
 from okey101.engine.hand import apply
 from okey101.engine.tiles import tile_by_id
 from okey101.platform import convert
-from okey101.table.disguise import BOT_NAMES, bot_name
+from okey101.table.disguise import BOT_NAMES, seat_names
 
 from support.databases import fresh_database
 from support.service_stack import FAST, ManualClock, Stack, running_stack
@@ -638,7 +638,8 @@ def test_a_private_table_needs_its_invite_code(tmp_path: Path) -> None:
             # A bot's name is a person's name, fixed per table and seat; its kind (above) says
             # it is a bot.
             names = [s.display_name for s in started.table.seats[1:]]
-            assert names == [bot_name(table.table_id, seat) for seat in (1, 2, 3)]
+            host = started.table.seats[0].display_name
+            assert names == seat_names(table.table_id, [host, "", "", ""], [1, 2, 3])[1:]
             assert len(set(names)) == 3 and set(names) <= set(BOT_NAMES)
 
     run(scenario())

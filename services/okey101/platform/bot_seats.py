@@ -6,6 +6,7 @@ that shows a seat (the table's answers and events, scoring's score sheets) shows
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection, Sequence
 from typing import Final
 
 #: The names a bot seat is given (``bot_name``): common Turkish first names, as players pick.
@@ -22,11 +23,26 @@ def _digest(table_id: str, what: str) -> bytes:
     return hashlib.sha256(f"okey101 bot seat|{what}|{table_id}".encode()).digest()
 
 
-def bot_name(table_id: str, seat: int) -> str:
+def bot_name(table_id: str, seat: int, taken: Collection[str] = ()) -> str:
     """The name of a bot seat of this table: the same every time, never the same as another
-    bot's at the table (a step coprime with the list's length walks it)."""
-    start = int.from_bytes(_digest(table_id, "name")[:8], "big")
-    return BOT_NAMES[(start + 7 * seat) % len(BOT_NAMES)]
+    bot's at the table (a step coprime with the list's length walks it), nor one of ``taken``
+    (the names already at the table: a bot is not a second "Deniz" beside a player's)."""
+    start = int.from_bytes(_digest(table_id, "name")[:8], "big") + 7 * seat
+    used = {name.casefold() for name in taken}
+    for step in range(len(BOT_NAMES)):
+        name = BOT_NAMES[(start + step) % len(BOT_NAMES)]
+        if name.casefold() not in used:
+            return name
+    return BOT_NAMES[start % len(BOT_NAMES)]  # every name taken: 4 seats never get here
+
+
+def seat_names(table_id: str, names: Sequence[str], bots: Collection[int]) -> list[str]:
+    """The seats' names with each of the ``bots`` seats named (``bot_name``), in seat order,
+    each avoiding the names before it at the table (``names``: the seats' names so far)."""
+    named = list(names)
+    for seat in sorted(bots):
+        named[seat] = bot_name(table_id, seat, [name for name in named if name])
+    return named
 
 
 def bot_player_id(table_id: str, seat: int) -> str:
@@ -35,4 +51,4 @@ def bot_player_id(table_id: str, seat: int) -> str:
     return "p_" + _digest(table_id, f"id|{seat}").hex()[:32]
 
 
-__all__ = ["BOT_NAMES", "bot_name", "bot_player_id"]
+__all__ = ["BOT_NAMES", "bot_name", "bot_player_id", "seat_names"]

@@ -83,14 +83,14 @@ def plan_start(
     seats = list(record.seats)
     filled: list[int] = []
     if fill_with_bots:
-        for index, seat in enumerate(seats):
-            if not seat.held:
-                filled.append(index)
-                seats[index] = SeatRecord(
-                    kind="bot",
-                    display_name=disguise.bot_name(record.table_id, index),
-                    bot_level=bot_level(level),
-                )
+        filled = [index for index, seat in enumerate(seats) if not seat.held]
+        names = disguise.seat_names(
+            record.table_id, [seat.display_name if seat.held else "" for seat in seats], filled
+        )
+        for index in filled:
+            seats[index] = SeatRecord(
+                kind="bot", display_name=names[index], bot_level=bot_level(level)
+            )
     empty = [index for index, seat in enumerate(seats) if not seat.held]
     if empty:
         raise Conflict("SEATS_EMPTY", seats=", ".join(map(str, empty)))

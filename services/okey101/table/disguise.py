@@ -17,17 +17,17 @@ from collections.abc import Sequence
 from okey.v1 import common_pb2, table_pb2
 
 from okey101.platform import convert
-from okey101.platform.bot_seats import BOT_NAMES, bot_name, bot_player_id
+from okey101.platform.bot_seats import BOT_NAMES, bot_name, bot_player_id, seat_names
 from okey101.table.records import SeatRecord, TableRecord
 
 
 def named_bots(seats: Sequence[SeatRecord], table_id: str) -> list[SeatRecord]:
     """``seats`` with each bot seat that has no name given its ``bot_name`` (what every answer,
     scoring's score sheet included, then calls it)."""
+    unnamed = [i for i, seat in enumerate(seats) if seat.kind == "bot" and not seat.display_name]
+    names = seat_names(table_id, [seat.display_name for seat in seats], unnamed)
     return [
-        seat.replace(display_name=bot_name(table_id, index))
-        if seat.kind == "bot" and not seat.display_name
-        else seat
+        seat.replace(display_name=names[index]) if index in unnamed else seat
         for index, seat in enumerate(seats)
     ]
 
@@ -113,6 +113,7 @@ __all__ = [
     "hide_bots_in_hand",
     "hide_bots_in_result",
     "named_bots",
+    "seat_names",
     "shown_occupant",
     "shown_occupants",
 ]
