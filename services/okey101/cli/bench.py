@@ -357,6 +357,29 @@ def _add_bench_tournament(targets: Commands) -> None:
         default=0,
         help="the rule set's turn timer (0: the table service's default)",
     )
+    parser.add_argument(
+        "--unscheduled",
+        action="store_true",
+        help="create the tournament without a start time or check-in and start it with "
+        "StartTournament once all have registered (by default it is scheduled: the lobby starts "
+        "it by itself, every entrant having checked in; the run reports scheduled, checked_in, "
+        "dropped and started_late_s)",
+    )
+    parser.add_argument(
+        "--check-in-minutes",
+        type=positive_int,
+        default=1,
+        help="a scheduled run's check-in window, in whole minutes before the start: at least "
+        "this, widened when the guests' logins say the check-ins need longer",
+    )
+    parser.add_argument(
+        "--start-in-seconds",
+        type=float,
+        default=None,
+        help="how far ahead of its creation a scheduled run starts, more than the window "
+        "(default: the window, three times as long as the guests took to log in for the "
+        "registrations before it opens, and 5 s)",
+    )
     _add_databases_and_json(parser, several=True)
     parser.set_defaults(handler=_bench_tournament)
 
@@ -364,6 +387,14 @@ def _add_bench_tournament(targets: Commands) -> None:
 def _bench_tournament(args: argparse.Namespace) -> int:
     from okey101.bench import tournament_bench
 
+    schedule = None
+    if not args.unscheduled:
+        window = args.check_in_minutes * 60
+        if args.start_in_seconds is not None and args.start_in_seconds <= window:
+            raise SystemExit(
+                f"--start-in-seconds must be more than the check-in window ({window} s)"
+            )
+        schedule = tournament_bench.Schedule(args.check_in_minutes, args.start_in_seconds)
     return tournament_bench.main(
         args.players,
         args.hands,
@@ -373,6 +404,7 @@ def _bench_tournament(args: argparse.Namespace) -> int:
         entry_fee=args.entry_fee,
         no_show_percent=args.no_show_percent,
         turn_seconds=args.turn_seconds,
+        schedule=schedule,
     )
 
 
