@@ -16,8 +16,16 @@ from collections.abc import Sequence
 
 from okey.v1 import common_pb2, table_pb2
 
-from okey101.platform import convert
-from okey101.platform.bot_seats import BOT_NAMES, bot_name, bot_player_id, seat_names
+from okey101.platform.bot_seats import (
+    BOT_NAMES,
+    bot_name,
+    bot_player_id,
+    bots_labelled,
+    hide_bot,
+    hide_bots,
+    hide_bots_in_result,
+    seat_names,
+)
 from okey101.table.records import SeatRecord, TableRecord
 
 
@@ -30,21 +38,6 @@ def named_bots(seats: Sequence[SeatRecord], table_id: str) -> list[SeatRecord]:
         seat.replace(display_name=names[index]) if index in unnamed else seat
         for index, seat in enumerate(seats)
     ]
-
-
-def bots_labelled(rules: common_pb2.RuleSet) -> bool:
-    """The rule set labels bots (a table created before the knob reads its preset's value)."""
-    return convert.rules_from_proto(rules).bots_labelled
-
-
-def hide_bot(occupant: common_pb2.SeatOccupant, table_id: str) -> None:
-    """``occupant`` (the truth) as players and spectators are shown it where bots are not
-    labelled (module docstring), in place."""
-    if occupant.kind == common_pb2.OCCUPANT_KIND_BOT and not occupant.player_id:
-        occupant.player_id = bot_player_id(table_id, occupant.seat)
-    if occupant.kind in (common_pb2.OCCUPANT_KIND_BOT, common_pb2.OCCUPANT_KIND_PLAYER):
-        occupant.kind = common_pb2.OCCUPANT_KIND_PLAYER
-        occupant.bot_level = common_pb2.BOT_LEVEL_UNSPECIFIED
 
 
 def shown_occupant(
@@ -83,24 +76,6 @@ def hide_bots_in_hand(hand: table_pb2.HandRecord) -> None:
     for move in hand.moves:
         if move.seat in bots and move.source == table_pb2.MOVE_SOURCE_BOT:
             move.source = table_pb2.MOVE_SOURCE_PLAYER
-
-
-def hide_bots_in_result(result: common_pb2.MatchResult) -> None:
-    """A match's result as players are shown it where bots are not labelled, in place: a bot
-    seat's line (no player id) gets the id its seat shows (``bot_player_id``)."""
-    for line in result.seats:
-        if not line.player_id:
-            line.player_id = bot_player_id(result.table_id, line.seat)
-
-
-def hide_bots(table: common_pb2.Table) -> None:
-    """``table`` as players and spectators are shown it, in place: for a service that passes
-    a table it was sent (GetTable, ListTables, Sit...) on to a player (the lobby's directory)."""
-    if not bots_labelled(table.rules):
-        for occupant in table.seats:
-            hide_bot(occupant, table.table_id)
-        if table.HasField("match_result"):
-            hide_bots_in_result(table.match_result)
 
 
 __all__ = [

@@ -16,11 +16,10 @@ from okey101.lobby.rpc import checks
 from okey101.lobby.rpc.base import LobbyCalls
 from okey101.lobby.staked_seats import hold_key_of, sit_staked
 from okey101.lobby.stores import answers
-from okey101.platform import paging
+from okey101.platform import bot_seats, paging
 from okey101.platform.handlers import Context
 from okey101.platform.ids import check_request_id
 from okey101.platform.names import TITLE_MAX
-from okey101.table import disguise
 
 #: BrowseTables' page size (default, maximum) from lobby.proto.
 TABLES_PAGE: Final = (50, 200)
@@ -70,7 +69,7 @@ class TableCalls(LobbyCalls):
                 )
                 for table in page.tables:
                     table.invite_code = ""
-                    disguise.hide_bots(table)  # the table service tells the lobby the truth
+                    bot_seats.hide_bots(table)  # the table service tells the lobby the truth
                     answer.tables.append(table)
                 token = page.next_page_token
                 if not token:
@@ -162,7 +161,7 @@ class TableCalls(LobbyCalls):
                 )
             table = sat.table
             table.invite_code = created.invite_code
-            disguise.hide_bots(table)
+            bot_seats.hide_bots(table)
             answer = lobby_pb2.HostTableResponse(table=table, seat=sat.seat)
             await hostings.finish(create.request_id, call, answer)
             return answer
@@ -220,7 +219,7 @@ class TableCalls(LobbyCalls):
                 )
             else:
                 sat = await self.tables.sit(sit)
-            disguise.hide_bots(sat.table)
+            bot_seats.hide_bots(sat.table)
             return lobby_pb2.JoinTableResponse(table=sat.table, seat=sat.seat)
 
         return await self._answer(request, context, work)
@@ -249,7 +248,7 @@ class TableCalls(LobbyCalls):
                     locale=request.locale,
                 )
             )
-            disguise.hide_bots(table)
+            bot_seats.hide_bots(table)
             return lobby_pb2.LeaveTableResponse(table=table)
 
         return await self._answer(request, context, work)
