@@ -92,7 +92,7 @@ from okey101.platform.database import Database, sqlite_url
 from okey101.stack import FAST, LocalStack, wait_serving
 from okey101.table.models import outbox, tables
 
-from support.lobby_process import SecondLobby, running
+from support.lobby_process import SecondLobby, running, with_second_lobby
 
 pytestmark = pytest.mark.slow
 
@@ -883,16 +883,4 @@ def test_tables_lobbies_and_scoring_killed_mid_start_and_mid_payout_lose_no_chip
         await table.dispose()
 
     with running(tmp_path, stack_databases, ENVIRONMENT, log_lines=60) as stack:
-        second = SecondLobby(stack) if two_lobbies else None
-        try:
-            if second is not None:
-                second.start()
-                asyncio.run(wait_serving(second.address, timeout=90))
-            asyncio.run(scenario(stack, second))
-        except BaseException:
-            if second is not None:
-                print("--- lobby-b ---\n" + "\n".join(second.log.read_text().splitlines()[-40:]))
-            raise
-        finally:
-            if second is not None:
-                second.stop()
+        with_second_lobby(stack, two_lobbies, scenario, serving_timeout=90)

@@ -48,7 +48,7 @@ from okey101.platform.auth import TokenIssuer, dev_signing_key
 from okey101.platform.database import Database, sqlite_url
 from okey101.stack import LocalStack, wait_serving
 
-from support.lobby_process import SecondLobby, running
+from support.lobby_process import SecondLobby, running, with_second_lobby
 
 pytestmark = pytest.mark.slow
 
@@ -427,16 +427,4 @@ def test_a_lobby_killed_mid_flow_the_resumed_player_streams_lose_and_repeat_noth
         await channel.close()
 
     with running(tmp_path, stack_databases, ENVIRONMENT) as stack:
-        second = SecondLobby(stack) if two_lobbies else None
-        try:
-            if second is not None:
-                second.start()
-                asyncio.run(wait_serving(second.address, timeout=60))
-            asyncio.run(scenario(stack, second))
-        except BaseException:
-            if second is not None:
-                print("--- lobby-b ---\n" + "\n".join(second.log.read_text().splitlines()[-40:]))
-            raise
-        finally:
-            if second is not None:
-                second.stop()
+        with_second_lobby(stack, two_lobbies, scenario, serving_timeout=60)

@@ -86,7 +86,7 @@ from okey101.lobby.records import FINISHED
 from okey101.platform.database import Database, sqlite_url
 from okey101.stack import FAST, LocalStack, wait_serving
 
-from support.lobby_process import SecondLobby, running
+from support.lobby_process import SecondLobby, running, with_second_lobby
 
 pytestmark = pytest.mark.slow
 
@@ -654,16 +654,4 @@ def test_a_lobby_killed_at_the_start_a_round_end_and_the_payout_starts_advances_
             await lobby.dispose()
 
     with running(tmp_path, stack_databases, ENVIRONMENT, log_lines=60) as stack:
-        second = SecondLobby(stack) if two_lobbies else None
-        try:
-            if second is not None:
-                second.start()
-                asyncio.run(wait_serving(second.address, timeout=90))
-            asyncio.run(scenario(stack, second))
-        except BaseException:
-            if second is not None:
-                print("--- lobby-b ---\n" + "\n".join(second.log.read_text().splitlines()[-40:]))
-            raise
-        finally:
-            if second is not None:
-                second.stop()
+        with_second_lobby(stack, two_lobbies, scenario, serving_timeout=90)

@@ -119,7 +119,7 @@ def test_a_quick_match_is_played_to_its_end_through_the_lobby_and_scored(
             winners = [seat.seat for seat in result.seats if seat.winner]
             assert all(totals[seat] == min(totals) for seat in winners)
             sheet = await session.score_sheet_through(
-                result.match_id, len(hands), wait=0, ended=True
+                result.match_id, len(hands), wait=15, ended=True
             )
             assert sheet is not None and sheet.ended
             assert list(sheet.totals) == totals

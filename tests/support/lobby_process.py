@@ -1,18 +1,21 @@
 """What the fault tests that kill lobby processes share (``tests/abuse/test_faults_chips.py``,
-``test_faults_player_stream.py``): the five services as processes on SQLite files or a
-PostgreSQL database each, and a second lobby process on the same database (another pod).
+``test_faults_player_stream.py``, ``test_faults_tournaments.py``): the five services as
+processes on SQLite files or a PostgreSQL database each, and a second lobby process on the same
+database (another pod), with a scenario run beside it (``with_second_lobby``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
-from okey101.stack import LocalStack, free_port, local_stack
+from okey101.stack import LocalStack, free_port, local_stack, wait_serving
 
 SERVICES = ("rules", "bot", "scoring", "table", "lobby")
 
@@ -67,4 +70,28 @@ class SecondLobby:
                 self.process.wait()
 
 
-__all__ = ["SERVICES", "SecondLobby", "running"]
+def with_second_lobby(
+    stack: LocalStack,
+    two_lobbies: bool,
+    scenario: Callable[[LocalStack, SecondLobby | None], Coroutine[Any, Any, None]],
+    *,
+    serving_timeout: float = 90,
+) -> None:
+    """Run ``scenario(stack, second)``, ``second`` a second lobby started first (None unless
+    ``two_lobbies``) and stopped after; its log's tail is printed if the scenario fails."""
+    second = SecondLobby(stack) if two_lobbies else None
+    try:
+        if second is not None:
+            second.start()
+            asyncio.run(wait_serving(second.address, timeout=serving_timeout))
+        asyncio.run(scenario(stack, second))
+    except BaseException:
+        if second is not None:
+            print("--- lobby-b ---\n" + "\n".join(second.log.read_text().splitlines()[-40:]))
+        raise
+    finally:
+        if second is not None:
+            second.stop()
+
+
+__all__ = ["SERVICES", "SecondLobby", "running", "with_second_lobby"]
