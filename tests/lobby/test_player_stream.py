@@ -559,3 +559,49 @@ def test_a_seats_away_state_is_its_latest_by_the_tables_time_whatever_order_it_c
         lobby_pb2.PlayerSeat(table_id="t-cup", seat=0, tournament_id="c", round=2),
         lobby_pb2.PlayerSeat(table_id="t-hosted", seat=3, away=True),
     ]
+
+
+def test_a_record_whose_times_no_timestamp_holds_is_refused_and_changes_nothing(
+    chips: Any,
+) -> None:
+    """RecordPlayerEvents with an event time or deadline outside what a Timestamp holds (found
+    by the fuzz suite: negative nanos were INTERNAL) is INVALID_ARGUMENT BAD_FIELD, and no event
+    is recorded."""
+
+    async def scenario() -> None:
+        async with chips() as world:
+            player = await world.player("Zaman")
+            for name, seconds, nanos in (
+                ("time", 1_796_636_004, -25_823),
+                ("deadline", 1_796_636_064, 1_000_000_000),
+                ("time", 253_402_300_800, 0),
+            ):
+                event = lobby_pb2.PlayerEvent(
+                    kind=lobby_pb2.PLAYER_EVENT_KIND_TURN_STARTED, table_id="t-clock", seat=1
+                )
+                getattr(event, name).seconds = seconds
+                getattr(event, name).nanos = nanos
+                failure = await refused(
+                    world.stub.RecordPlayerEvents(
+                        lobby_pb2.RecordPlayerEventsRequest(
+                            request_id=f"clock-{name}-{nanos}",
+                            records=[
+                                lobby_pb2.PlayerEventRecord(
+                                    key=f"clock/{name}/{nanos}",
+                                    player_id=player.player_id,
+                                    event=event,
+                                )
+                            ],
+                        ),
+                        metadata=world.service,
+                    )
+                )
+                assert (failure.code, failure.reason) == (
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "BAD_FIELD",
+                ), (name, nanos)
+                assert f"records[0].event.{name}" in failure.message
+            store = world.client.lobby.servicer.repository.player_events
+            assert await store.after(player.player_id, 0) == []
+
+    run(scenario())

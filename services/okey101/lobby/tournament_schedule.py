@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from okey.v1 import lobby_pb2
 
 from okey101.lobby.errors import Invalid
+from okey101.platform import timestamps
 
 US: Final = 1_000_000
 #: How far ahead a start may be scheduled, and the longest check-in window.
@@ -29,8 +30,6 @@ MAX_CHECK_IN_MINUTES: Final = 1440
 MAX_REGISTRATION_HOURS: Final = 336
 MAX_OCCURRENCES_AHEAD: Final = 14
 DEFAULT_OCCURRENCES_AHEAD: Final = 2
-#: The seconds a google.protobuf.Timestamp may hold (0001-01-01 to 9999-12-31).
-_TIMESTAMP_SECONDS: Final = (-62_135_596_800, 253_402_300_799)
 _LOCAL_TIME: Final = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])")
 
 
@@ -61,9 +60,7 @@ class Schedule:
 def _micros(value: object, field_name: str, code: str) -> int:
     """A Timestamp in microseconds; one the type cannot hold is ``code``."""
     seconds, nanos = getattr(value, "seconds", 0), getattr(value, "nanos", 0)
-    if not (_TIMESTAMP_SECONDS[0] <= seconds <= _TIMESTAMP_SECONDS[1]) or not (
-        0 <= nanos < 1_000_000_000
-    ):
+    if not timestamps.holds(value):  # type: ignore[arg-type]
         raise Invalid(code, field=field_name, value=f"{seconds}s {nanos}ns")
     return int(seconds * US + nanos // 1000)
 

@@ -39,7 +39,7 @@ from okey101.engine.errors import OkeyError
 from okey101.engine.fair_deal import parse_seed
 from okey101.engine.hand import RULES_VERSION, SEATS
 from okey101.engine.match import new_match
-from okey101.platform import convert, paging
+from okey101.platform import convert, paging, timestamps
 from okey101.platform.auth import Access, AccessPolicy, Claims, require_claims
 from okey101.platform.convert import wire
 from okey101.platform.errors import Language, abort_with, request_language, rich_status
@@ -882,10 +882,6 @@ def _known(field: str, values: Any, known: Any) -> None:
             raise Invalid("BAD_FIELD", field=field, value=str(value))
 
 
-#: The instants a google.protobuf.Timestamp holds (0001-01-01 to 9999-12-31, UTC), in seconds.
-_TIMESTAMP_SECONDS: Final = range(-62_135_596_800, 253_402_300_800)
-
-
 def _match_deadline_us(request: table_pb2.CreateTableRequest, now_us: int) -> int | None:
     """A CreateTable's match deadline in microseconds (None: unset). INVALID_ARGUMENT: one a
     Timestamp cannot hold (BAD_MATCH_DEADLINE), or one not after ``now_us``
@@ -893,7 +889,7 @@ def _match_deadline_us(request: table_pb2.CreateTableRequest, now_us: int) -> in
     if not request.HasField("match_deadline"):
         return None
     stamp = request.match_deadline
-    if stamp.seconds not in _TIMESTAMP_SECONDS or not 0 <= stamp.nanos < 1_000_000_000:
+    if not timestamps.holds(stamp):
         raise Invalid("BAD_MATCH_DEADLINE", seconds=str(stamp.seconds), nanos=str(stamp.nanos))
     deadline = stamp.ToMicroseconds()
     if deadline <= now_us:

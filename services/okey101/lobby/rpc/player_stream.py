@@ -25,6 +25,7 @@ from okey101.lobby.messages import ticket_message
 from okey101.lobby.rpc.base import LobbyCalls, abort_call, log
 from okey101.lobby.stores import answers
 from okey101.lobby.stores.player_events import KEPT_US
+from okey101.platform import timestamps
 from okey101.platform.auth import require_claims
 from okey101.platform.errors import request_language
 from okey101.platform.handlers import Context
@@ -121,6 +122,14 @@ class PlayerStreamCalls(LobbyCalls):
                     raise Invalid(
                         "BAD_FIELD", field=f"{where}.event.kind", value=str(record.event.kind)
                     )
+                for name in ("time", "deadline", "start_time"):
+                    stamp = getattr(record.event, name)
+                    if record.event.HasField(name) and not timestamps.holds(stamp):
+                        raise Invalid(
+                            "BAD_FIELD",
+                            field=f"{where}.event.{name}",
+                            value=f"{stamp.seconds}s {stamp.nanos}ns",
+                        )
             events = self.repository.player_events
 
             async def record_all(

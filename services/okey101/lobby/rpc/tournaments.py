@@ -28,7 +28,7 @@ from okey101.lobby.stores import answers
 from okey101.lobby.stores.tournaments import Listing, NewTournament
 from okey101.lobby.tournament_driver import close_tournament_tables, forfeit_seat
 from okey101.lobby.tournament_schedule import checked_schedule
-from okey101.platform import paging
+from okey101.platform import paging, timestamps
 from okey101.platform.auth import require_claims
 from okey101.platform.handlers import Context
 from okey101.platform.idempotency import CallKey, Once
@@ -62,8 +62,6 @@ def _no_show_missed_turns(policy: lobby_pb2.NoShowPolicy) -> int:
 #: A tournament's description, in characters, and what a category is.
 DESCRIPTION_MAX: Final = 500
 CATEGORY: Final = re.compile(r"[a-z0-9-]{0,32}")
-#: The seconds a google.protobuf.Timestamp may hold (0001-01-01 to 9999-12-31).
-TIMESTAMP_SECONDS: Final = (-62_135_596_800, 253_402_300_799)
 
 
 def checked_category(value: str, field_name: str) -> str:
@@ -88,9 +86,7 @@ def _bound(request: lobby_pb2.ListTournamentsRequest, field_name: str) -> int | 
     if not request.HasField(field_name):
         return None
     value = getattr(request, field_name)
-    if not (TIMESTAMP_SECONDS[0] <= value.seconds <= TIMESTAMP_SECONDS[1]) or not (
-        0 <= value.nanos < 1_000_000_000
-    ):
+    if not timestamps.holds(value):
         raise Invalid("BAD_FIELD", field=field_name, value=f"{value.seconds}s {value.nanos}ns")
     return int(value.ToMicroseconds())
 
