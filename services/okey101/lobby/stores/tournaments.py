@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from google.protobuf.message import Message
@@ -110,10 +110,6 @@ class NewTournament:
     round_seconds: int = 0
     break_seconds: int = 0
     seed_by_rating: bool = False
-
-    def without_schedule(self) -> NewTournament:
-        """The settings a series' occurrences share (their times are each their own)."""
-        return replace(self, scheduled_start_us=None, registration_opens_us=None)
 
 
 @dataclass(frozen=True)
